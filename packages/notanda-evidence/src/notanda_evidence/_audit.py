@@ -1,0 +1,306 @@
+"""Whole-collection audit: every record, the log, and how they agree.
+
+``audit`` verifies each record (the default pass), parses the log strictly,
+checks its index sequence, its chain of previous-line hashes and its Merkle
+head, and joins the two: a logged record that is gone without a tombstone, a
+record whose receipt differs from the logged one, a record logged twice, a
+sealed record missing from the log. Given a head someone kept, it also proves
+by an RFC 9162 consistency proof that today's log extends it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from . import _merkle
+from ._log import EntryType, Head, LogEntry, iter_lines, parse_line, read_log
+from .verify_file import Finding, Outcome, RecordResult, Severity, exit_code, verify_root
+
+__all__ = ["AuditResult", "LogCode", "audit"]
+
+#: Entry times that go backwards by more than this many seconds are reported.
+TIME_REGRESSION_TOLERANCE_S = 5.0
+
+
+class LogCode(StrEnum):
+    """Stable codes for findings about the log and its agreement with the records."""
+
+    MISSING = "log.missing"
+    UNREADABLE = "log.unreadable"
+    UNPARSABLE = "log.unparsable"
+    INDEX_MISMATCH = "log.index_mismatch"
+    CHAIN_BREAK = "log.chain_break"
+    TAIL_TORN = "log.tail_torn"
+    RECORD_MISSING = "log.record_missing"
+    RECEIPT_MISMATCH = "log.receipt_mismatch"
+    DUPLICATE_ENTRY = "log.duplicate_entry"
+    RECORD_UNLOGGED = "log.record_unlogged"
+    ADOPTED = "log.adopted"
+    TOMBSTONED = "log.tombstoned"
+    TOMBSTONE_PRESENT = "log.tombstone_present"
+    TIME_REGRESSION = "log.time_regression"
+    HEAD_TRUNCATED = "head.truncated"
+    HEAD_MISMATCH = "head.mismatch"
+    HEAD_CONSISTENT = "head.consistent"
+
+
+@dataclass(frozen=True, slots=True)
+class LogFinding:
+    """One finding about the log, optionally about one record."""
+
+    code: LogCode
+    severity: Severity
+    evidence_id: str | None = None
+    index: int | None = None
+    detail: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The finding as it appears in the ``--json`` report."""
+        return {
+            "code": self.code.value,
+            "detail": self.detail,
+            "evidence_id": self.evidence_id,
+            "index": self.index,
+            "severity": self.severity.value,
+        }
+
+
+#: Findings that mean "not tampering, but not finished": exit code 3.
+_INCOMPLETE = frozenset({LogCode.TAIL_TORN, LogCode.RECORD_UNLOGGED, LogCode.MISSING})
+
+
+@dataclass(frozen=True, slots=True)
+class AuditResult:
+    """Everything ``audit`` found."""
+
+    records: tuple[RecordResult, ...]
+    root_findings: tuple[Finding, ...]
+    log_findings: tuple[LogFinding, ...]
+    entries: tuple[LogEntry, ...]
+    head: Head
+    #: Per record: ``logged``, ``adopted``, ``unlogged`` or ``tombstoned``.
+    log_status: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        """0 intact; 1 any integrity or log failure; 3 only incomplete or unlogged."""
+        records = exit_code(self.records)
+        log_errors = [f for f in self.log_findings if f.severity is Severity.ERROR]
+        if records == 1 or any(f.code not in _INCOMPLETE for f in log_errors):
+            return 1
+        if records == 3 or log_errors:
+            return 3
+        return 0
+
+
+def _error(
+    code: LogCode,
+    evidence_id: str | None = None,
+    index: int | None = None,
+    detail: str | None = None,
+) -> LogFinding:
+    return LogFinding(code, Severity.ERROR, evidence_id, index, detail)
+
+
+def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[LogFinding]]:
+    """Parse a log strictly; return the entries, every leaf hash, and findings.
+
+    Every terminated line is a leaf of the tree, even one that fails to parse,
+    so the head computed here is the head a writer returned.
+    """
+    entries: list[LogEntry] = []
+    leaves: list[bytes] = []
+    findings: list[LogFinding] = []
+    previous = "0" * 64
+    previous_time: str | None = None
+    for position, (line, terminated) in enumerate(iter_lines(data)):
+        if not terminated:
+            findings.append(
+                LogFinding(
+                    LogCode.TAIL_TORN,
+                    Severity.ERROR,
+                    index=position,
+                    detail=f"{len(line)} bytes without a newline",
+                )
+            )
+            break
+        leaves.append(_merkle.leaf_hash(line))
+        entry = parse_line(line)
+        line_hash = hashlib.sha256(line).hexdigest()
+        if entry is None:
+            findings.append(_error(LogCode.UNPARSABLE, index=position))
+            previous = line_hash
+            continue
+        if entry.index != position:
+            findings.append(
+                _error(
+                    LogCode.INDEX_MISMATCH,
+                    entry.evidence_id,
+                    position,
+                    f"entry says index {entry.index}",
+                )
+            )
+        if entry.prev != previous:
+            findings.append(_error(LogCode.CHAIN_BREAK, entry.evidence_id, position))
+        if previous_time is not None and _seconds_between(entry.time, previous_time) > (
+            TIME_REGRESSION_TOLERANCE_S
+        ):
+            findings.append(
+                LogFinding(
+                    LogCode.TIME_REGRESSION,
+                    Severity.WARNING,
+                    entry.evidence_id,
+                    position,
+                    f"{entry.time} is before {previous_time}",
+                )
+            )
+        previous_time = max(previous_time or entry.time, entry.time)
+        previous = line_hash
+        entries.append(entry)
+    return entries, leaves, findings
+
+
+def _seconds_between(later: str, earlier: str) -> float:
+    """How many seconds *later* lies before *earlier* (positive means backwards)."""
+    fmt = "%Y-%m-%dT%H:%M:%S.%fZ"
+    try:
+        return (
+            dt.datetime.strptime(earlier, fmt) - dt.datetime.strptime(later, fmt)
+        ).total_seconds()
+    except ValueError:
+        return 0.0
+
+
+def check_head(held: Head, leaves: Sequence[bytes]) -> LogFinding:
+    """Prove that the log extends a head someone kept, or say how it does not."""
+    size = len(leaves)
+    if held.size > size:
+        return _error(
+            LogCode.HEAD_TRUNCATED,
+            detail=f"the held head has {held.size} entries, the log only {size}",
+        )
+    current = _merkle.root_of(leaves)
+    proof = _merkle.consistency_proof(leaves, held.size)
+    if not _merkle.verify_consistency(held.size, size, bytes.fromhex(held.root), current, proof):
+        return _error(LogCode.HEAD_MISMATCH, detail=f"the first {held.size} entries were rewritten")
+    return LogFinding(
+        LogCode.HEAD_CONSISTENT,
+        Severity.INFO,
+        detail=f"the log extends the held head of {held.size} entries",
+    )
+
+
+def _join(
+    records: Iterable[RecordResult], entries: Sequence[LogEntry], log_exists: bool
+) -> tuple[list[LogFinding], dict[str, str]]:
+    findings: list[LogFinding] = []
+    status: dict[str, str] = {}
+    by_id = {record.evidence_id: record for record in records}
+    logged: dict[str, LogEntry] = {}
+    tombstoned: dict[str, LogEntry] = {}
+    for entry in entries:
+        if entry.type is EntryType.TOMBSTONE:
+            tombstoned[entry.evidence_id] = entry
+            continue
+        if entry.evidence_id in logged and entry.evidence_id not in tombstoned:
+            findings.append(_error(LogCode.DUPLICATE_ENTRY, entry.evidence_id, entry.index))
+            continue
+        logged[entry.evidence_id] = entry
+        tombstoned.pop(entry.evidence_id, None)
+    for evidence_id, entry in logged.items():
+        if evidence_id in tombstoned:
+            continue
+        record = by_id.get(evidence_id)
+        if record is None:
+            findings.append(
+                _error(
+                    LogCode.RECORD_MISSING,
+                    evidence_id,
+                    entry.index,
+                    "logged, no tombstone, and the folder is gone",
+                )
+            )
+            continue
+        if record.receipt != entry.receipt:
+            detail = (
+                "the record is no longer sealed"
+                if record.receipt is None
+                else "the record was replaced after it was logged"
+            )
+            findings.append(_error(LogCode.RECEIPT_MISMATCH, evidence_id, entry.index, detail))
+        status[evidence_id] = "adopted" if entry.type is EntryType.ADOPTED else "logged"
+        if entry.type is EntryType.ADOPTED:
+            findings.append(LogFinding(LogCode.ADOPTED, Severity.INFO, evidence_id, entry.index))
+    for evidence_id, entry in tombstoned.items():
+        status[evidence_id] = "tombstoned"
+        findings.append(
+            LogFinding(LogCode.TOMBSTONED, Severity.INFO, evidence_id, entry.index, entry.reason)
+        )
+        if evidence_id in by_id:
+            findings.append(
+                LogFinding(
+                    LogCode.TOMBSTONE_PRESENT,
+                    Severity.WARNING,
+                    evidence_id,
+                    entry.index,
+                    "pruned, but the folder is still there",
+                )
+            )
+    for evidence_id, record in by_id.items():
+        if evidence_id in status or record.receipt is None or record.outcome is Outcome.INCOMPLETE:
+            continue
+        status[evidence_id] = "unlogged"
+        findings.append(
+            LogFinding(
+                LogCode.RECORD_UNLOGGED,
+                Severity.ERROR,
+                evidence_id,
+                detail="sealed but not in the log; adopt it",
+            )
+        )
+    if not log_exists and any(s == "unlogged" for s in status.values()):
+        findings.append(
+            LogFinding(
+                LogCode.MISSING, Severity.ERROR, detail="no log yet; sealed records can be adopted"
+            )
+        )
+    return findings, status
+
+
+def audit(root: str | os.PathLike[str], *, held: Head | None = None) -> AuditResult:
+    """Audit an evidence root: every record, the log, and the held head if given.
+
+    *root* may also be a bag made by ``export --bagit``: its ``data/`` folder
+    is audited against the log in ``notanda/log.jsonl``.
+
+    Raises:
+        EvidenceStorageError: The log or ``.notanda/`` is a link or unreadable.
+    """
+    bag = Path(root)
+    if (bag / "bagit.txt").is_file() and (bag / "data").is_dir():
+        verified = verify_root(bag / "data")
+        data, exists = read_log(bag, log_path=bag / "notanda" / "log.jsonl")
+    else:
+        verified = verify_root(root)
+        data, exists = read_log(root)
+    entries, leaves, findings = parse_log(data)
+    join_findings, status = _join(verified.records, entries, exists)
+    findings.extend(join_findings)
+    if held is not None:
+        findings.append(check_head(held, leaves))
+    head = Head(len(leaves), _merkle.root_of(leaves).hex())
+    return AuditResult(
+        records=verified.records,
+        root_findings=verified.findings,
+        log_findings=tuple(findings),
+        entries=tuple(entries),
+        head=head,
+        log_status=status,
+    )

@@ -1,0 +1,353 @@
+"""The ``notanda-evidence`` command line.
+
+Exit codes, the same for every subcommand (``docs/errors.md``):
+
+* 0: success; everything checked is intact.
+* 1: a record, the log, a receipt or a held head failed a check, or a
+  record was refused (``cite``, ``adopt``, ``prove --verify``).
+* 2: usage error: bad arguments, a path that holds no record.
+* 3: nothing failed, but something is incomplete or not yet logged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import verify_file
+from ._audit import audit
+from ._cite import CitationError, CitationFormat, collect_citations, find_doi, render
+from ._collection import ProofError, adopt, export_bagit, make_proof, prune, verify_proof
+from ._log import EvidenceLogError, Head
+from ._store import EvidenceStorageError
+from ._version import __version__
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INCOMPLETE = 3
+ROOT_VARIABLE = "NOTANDA_EVIDENCE_DIR"
+
+
+class _Usage(Exception):
+    pass
+
+
+def _root(args: argparse.Namespace) -> Path:
+    value = args.root or os.environ.get(ROOT_VARIABLE)
+    if not value:
+        raise _Usage(f"give --root DIR or set {ROOT_VARIABLE}")
+    path = Path(value).expanduser()
+    if not path.is_dir():
+        raise _Usage(f"{path}: not an evidence root")
+    return path
+
+
+def _head(text: str | None) -> Head | None:
+    if text is None:
+        return None
+    try:
+        return Head.parse(text)
+    except ValueError as exc:
+        raise _Usage(f"--head: {exc}") from exc
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+
+
+def _print_json(value: Any) -> None:
+    json.dump(value, sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+# --------------------------------------------------------------- commands
+
+
+def _audit(args: argparse.Namespace) -> int:
+    root = Path(args.root_path)
+    if not root.is_dir():
+        raise _Usage(f"{root}: not an evidence root")
+    result = audit(root, held=_head(args.head))
+    code = result.exit_code
+    if args.json:
+        _print_json(
+            {
+                "format": "notanda-evidence-audit",
+                "format_version": 1,
+                "head": result.head.to_json(),
+                "log": [f.to_json() for f in result.log_findings],
+                "log_status": dict(sorted(result.log_status.items())),
+                "records": [r.to_json() for r in result.records],
+                "summary": {
+                    **verify_file.summary(result.records),
+                    "exit_code": code,
+                    "log_entries": len(result.entries),
+                },
+                "warnings": [f.to_json() for f in result.root_findings],
+            }
+        )
+        return code
+    for record in result.records:
+        status = result.log_status.get(record.evidence_id, "-")
+        print(f"{record.evidence_id}  {record.outcome.value}  {status}")
+        for finding in record.findings:
+            print(
+                f"    {finding.severity.value} {finding.code.value}"
+                + (f" [{finding.file}]" if finding.file else "")
+            )
+    for log_finding in result.log_findings:
+        where = f" {log_finding.evidence_id}" if log_finding.evidence_id else ""
+        at = f" (entry {log_finding.index})" if log_finding.index is not None else ""
+        detail = f": {log_finding.detail}" if log_finding.detail else ""
+        print(f"{log_finding.severity.value} {log_finding.code.value}{where}{at}{detail}")
+    for stray in result.root_findings:
+        print(f"warning {stray.code.value}: {stray.file}")
+    adopted = sum(1 for s in result.log_status.values() if s == "adopted")
+    unlogged = sum(1 for s in result.log_status.values() if s == "unlogged")
+    incomplete = sum(1 for r in result.records if r.outcome is verify_file.Outcome.INCOMPLETE)
+    print(
+        f"{len(result.records)} record(s), {len(result.entries)} log entries, head {result.head}; "
+        f"{adopted} adopted, {unlogged} unlogged, {incomplete} incomplete"
+    )
+    return code
+
+
+def _cite(args: argparse.Namespace) -> int:
+    receipts = verify_file.read_receipts_file(args.receipts) if args.receipts else {}
+    try:
+        citations = collect_citations(
+            _root(args),
+            args.ids,
+            receipts=receipts,
+            held=_head(args.head),
+            allow_injected=args.allow_injected,
+        )
+    except CitationError as exc:
+        print(f"refused: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    _emit(render(citations, CitationFormat(args.format)), args.output)
+    return EXIT_OK
+
+
+def _find(args: argparse.Namespace) -> int:
+    matches, skipped = find_doi(_root(args), args.doi)
+    if args.json:
+        _print_json(
+            {
+                "doi": args.doi,
+                "format": "notanda-evidence-find",
+                "format_version": 1,
+                "matches": [m.to_json() for m in matches],
+                "skipped": [
+                    {"evidence_id": r.evidence_id, "outcome": r.outcome.value} for r in skipped
+                ],
+            }
+        )
+    else:
+        for match in matches:
+            logged = "logged" if match.logged else "unlogged"
+            print(
+                f"{match.evidence_id}  receipt {match.receipt}  result #{match.position + 1}  "
+                f"{match.requested_at or '-'}  {logged}"
+            )
+            if match.title:
+                print(f"    {match.title}")
+        print(
+            f"{len(matches)} verified record(s) returned {args.doi}"
+            + (
+                f"; {len(skipped)} record(s) not searched because they do not verify"
+                if skipped
+                else ""
+            )
+        )
+    return EXIT_OK if matches else EXIT_FAILED
+
+
+def _prove(args: argparse.Namespace) -> int:
+    try:
+        if args.verify:
+            try:
+                document = json.loads(Path(args.verify).read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise _Usage(f"{args.verify}: not a readable proof ({type(exc).__name__})") from exc
+            proof = verify_proof(document, record=args.record, held=_head(args.head))
+            print(
+                f"verified: {proof.evidence_id} (receipt {proof.receipt}) is entry {proof.index} "
+                f"of the log with head {proof.head}"
+            )
+            return EXIT_OK
+        if not args.evidence_id:
+            raise _Usage("give an evidence ID, or --verify PROOF")
+        proof = make_proof(_root(args), args.evidence_id, size=args.size)
+    except ProofError as exc:
+        print(f"proof failed: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    _emit(json.dumps(proof.to_json(), indent=2, sort_keys=True) + "\n", args.output)
+    return EXIT_OK
+
+
+def _adopt(args: argparse.Namespace) -> int:
+    report = adopt(_root(args), dry_run=args.dry_run)
+    verb = "would adopt" if args.dry_run else "adopted"
+    for evidence_id, index in report.adopted:
+        print(f"{verb} {evidence_id}" + (f" as entry {index}" if index >= 0 else ""))
+    for evidence_id, outcome in report.refused:
+        print(f"refused {evidence_id}: {outcome}", file=sys.stderr)
+    if report.head is not None:
+        print(f"head {report.head}")
+    return EXIT_FAILED if report.refused else EXIT_OK
+
+
+def _prune(args: argparse.Namespace) -> int:
+    if not args.ids and args.incomplete_older_than is None:
+        raise _Usage("give evidence IDs or --incomplete-older-than HOURS")
+    try:
+        done = prune(
+            _root(args),
+            args.ids,
+            reason=args.reason,
+            dry_run=args.dry_run,
+            incomplete_older_than_s=(
+                None if args.incomplete_older_than is None else args.incomplete_older_than * 3600
+            ),
+        )
+    except ValueError as exc:
+        raise _Usage(str(exc)) from exc
+    for evidence_id, index in done:
+        if args.dry_run:
+            print(f"would prune {evidence_id}")
+        else:
+            print(f"pruned {evidence_id} (tombstone entry {index})")
+    return EXIT_OK
+
+
+def _export(args: argparse.Namespace) -> int:
+    try:
+        count, skipped = export_bagit(_root(args), args.bagit, ids=args.ids)
+    except FileExistsError as exc:
+        raise _Usage(f"{args.bagit}: already exists") from exc
+    for evidence_id, outcome in skipped:
+        print(f"left out {evidence_id}: {outcome}", file=sys.stderr)
+    print(f"exported {count} record(s) to {args.bagit}")
+    return EXIT_FAILED if skipped else EXIT_OK
+
+
+# ------------------------------------------------------------------ parser
+
+
+def _add_root(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--root", metavar="DIR", help=f"evidence root (default: ${ROOT_VARIABLE})")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="notanda-evidence",
+        description="Verify, audit and cite Notanda evidence records offline.",
+        epilog="Exit codes: 0 intact, 1 a check failed, 2 usage error, 3 incomplete or unlogged.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(
+        name: str, help_text: str, run: Callable[[argparse.Namespace], int]
+    ) -> argparse.ArgumentParser:
+        sub = commands.add_parser(
+            name, help=help_text, description=help_text[0].upper() + help_text[1:] + "."
+        )
+        sub.set_defaults(run=run)
+        return sub
+
+    verify = command(
+        "verify", "verify record directories or whole evidence roots", verify_file.run_verify
+    )
+    verify_file.add_verify_arguments(verify)
+
+    audit = command("audit", "verify every record and the log of an evidence root", _audit)
+    audit.add_argument("root_path", metavar="ROOT", help="evidence root")
+    audit.add_argument(
+        "--head", metavar="SIZE:ROOT", help="a head you kept: prove the log extends it"
+    )
+    audit.add_argument("--json", action="store_true", help="print the versioned JSON report")
+
+    cite = command("cite", "print citations built only from verified records", _cite)
+    cite.add_argument(
+        "ids",
+        nargs="+",
+        metavar="ID[:WORK]",
+        help="evidence ID, optionally with one OpenAlex work ID",
+    )
+    _add_root(cite)
+    cite.add_argument("--format", choices=["bibtex", "csl-json", "ris"], default="bibtex")
+    cite.add_argument("--receipts", metavar="FILE", help="file of 'EVIDENCE_ID RECEIPT' lines")
+    cite.add_argument(
+        "--head", metavar="SIZE:ROOT", help="require every record under this held head"
+    )
+    cite.add_argument(
+        "--allow-injected",
+        action="store_true",
+        help="accept records made through an injected (test) provider",
+    )
+    cite.add_argument("--output", metavar="FILE", help="write to FILE instead of standard output")
+
+    find = command("find", "list every verified record that returned a DOI", _find)
+    find.add_argument("--doi", required=True, help="the DOI, with or without https://doi.org/")
+    _add_root(find)
+    find.add_argument("--json", action="store_true", help="print JSON")
+
+    prove = command(
+        "prove", "prove one record's inclusion in the log, or check such a proof", _prove
+    )
+    prove.add_argument("evidence_id", nargs="?", metavar="ID")
+    _add_root(prove)
+    prove.add_argument("--size", type=int, metavar="N", help="prove against the head of N entries")
+    prove.add_argument("--output", metavar="FILE", help="write the proof to FILE")
+    prove.add_argument("--verify", metavar="PROOF", help="check a proof file instead")
+    prove.add_argument("--record", metavar="DIR", help="with --verify: also verify this record")
+    prove.add_argument("--head", metavar="SIZE:ROOT", help="with --verify: the head you hold")
+
+    adopt = command("adopt", "log sealed records that have no log entry, as adopted", _adopt)
+    _add_root(adopt)
+    adopt.add_argument("--dry-run", action="store_true", help="only say what would be adopted")
+
+    prune = command("prune", "delete records, each after logging a tombstone", _prune)
+    prune.add_argument("ids", nargs="*", metavar="ID")
+    _add_root(prune)
+    prune.add_argument("--reason", required=True, help="why (stored in each tombstone)")
+    prune.add_argument(
+        "--incomplete-older-than",
+        type=float,
+        metavar="HOURS",
+        help="also prune incomplete records untouched for this long",
+    )
+    prune.add_argument("--dry-run", action="store_true", help="only say what would be pruned")
+
+    export = command("export", "export intact records and the log as a BagIt bag", _export)
+    export.add_argument("ids", nargs="*", metavar="ID", help="only these records (default: all)")
+    _add_root(export)
+    export.add_argument("--bagit", required=True, metavar="OUT", help="the bag folder to create")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line and return its exit code."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.run(args)
+    except (_Usage, verify_file.UsageError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        code = EXIT_USAGE
+    except (EvidenceStorageError, EvidenceLogError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        code = EXIT_FAILED
+    sys.stdout.flush()
+    return code

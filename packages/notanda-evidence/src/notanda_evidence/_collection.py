@@ -1,0 +1,382 @@
+"""Operations on a whole evidence root: adopt, prune, prove inclusion, export as BagIt.
+
+Each one changes the log only by appending to it, and never rewrites a
+record's files: adoption logs records that exist without an entry, pruning
+logs a tombstone before it deletes, and an export copies bytes after checking
+them against the manifests they were sealed with.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import shutil
+import stat
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import _merkle
+from ._audit import parse_log
+from ._log import EntryType, EvidenceLog, Head, format_timestamp, parse_line, read_log
+from ._version import __version__
+from .verify_file import (
+    MANIFEST,
+    PAYLOADS,
+    Outcome,
+    RecordResult,
+    is_evidence_id,
+    verify_record,
+    verify_root,
+)
+
+__all__ = [
+    "AdoptReport",
+    "InclusionProof",
+    "ProofError",
+    "adopt",
+    "export_bagit",
+    "make_proof",
+    "prune",
+    "verify_proof",
+]
+
+PROOF_FORMAT = "notanda-evidence-inclusion-proof"
+PROOF_FORMAT_VERSION = 1
+
+
+def _latest_entries(root: Path) -> dict[str, EntryType]:
+    data, _ = read_log(root)
+    entries, _, _ = parse_log(data)
+    latest: dict[str, EntryType] = {}
+    for entry in entries:
+        latest[entry.evidence_id] = entry.type
+    return latest
+
+
+@dataclass(frozen=True, slots=True)
+class AdoptReport:
+    """What ``adopt`` did: records adopted, and records it refused and why."""
+
+    adopted: tuple[tuple[str, int], ...]
+    refused: tuple[tuple[str, str], ...]
+    head: Head | None
+
+
+def adopt(root: str | os.PathLike[str], *, dry_run: bool = False) -> AdoptReport:
+    """Log every sealed, intact record that has no log entry, as ``adopted``.
+
+    Such records were written before the log existed (notanda-mcp 0.1.0b3's
+    included) or their append never happened. They are ordered by the time
+    their request states, then by ID; their position only proves that they
+    existed when they were adopted. Records that fail verification are refused.
+    """
+    base = Path(root)
+    latest = _latest_entries(base)
+    candidates: list[tuple[str, str, RecordResult]] = []
+    refused: list[tuple[str, str]] = []
+    for result in verify_root(base).records:
+        if result.evidence_id in latest and latest[result.evidence_id] is not EntryType.TOMBSTONE:
+            continue
+        if result.outcome is not Outcome.OK:
+            refused.append((result.evidence_id, result.outcome.value))
+            continue
+        requested = (result.request or {}).get("requested_at")
+        candidates.append(
+            (requested if isinstance(requested, str) else "", result.evidence_id, result)
+        )
+    candidates.sort(key=lambda item: (item[0], item[1]))
+    adopted: list[tuple[str, int]] = []
+    head: Head | None = None
+    if not dry_run:
+        log = EvidenceLog(base)
+        for _, evidence_id, result in candidates:
+            appended = log.append(evidence_id, result.receipt, EntryType.ADOPTED)
+            adopted.append((evidence_id, appended.entry.index))
+            head = appended.head
+    else:
+        adopted = [(evidence_id, -1) for _, evidence_id, _ in candidates]
+    return AdoptReport(tuple(adopted), tuple(refused), head)
+
+
+def _record_age_s(path: Path) -> float:
+    newest = path.lstat().st_mtime
+    for child in path.iterdir():
+        newest = max(newest, child.lstat().st_mtime)
+    return time.time() - newest
+
+
+def prune(
+    root: str | os.PathLike[str],
+    evidence_ids: Sequence[str] = (),
+    *,
+    reason: str,
+    incomplete_older_than_s: float | None = None,
+    dry_run: bool = False,
+) -> list[tuple[str, int]]:
+    """Delete records, each only after a tombstone for it is durably logged.
+
+    Args:
+        root: The evidence root.
+        evidence_ids: Records to delete, sealed or not.
+        reason: Why, stored in each tombstone (printable, at most 200 characters).
+        incomplete_older_than_s: Also delete every incomplete record untouched
+            for this long (a younger one may still be being written).
+        dry_run: Say what would be deleted, change nothing.
+
+    Returns:
+        ``(evidence_id, tombstone index)`` per deleted record (-1 when dry).
+
+    Raises:
+        ValueError: A bad ID, an unknown record, or a bad reason.
+    """
+    if not reason.strip() or len(reason) > 200 or not reason.isprintable():
+        raise ValueError("the reason must be printable text of 1 to 200 characters")
+    base = Path(root)
+    targets: dict[str, RecordResult] = {}
+    for evidence_id in evidence_ids:
+        if not is_evidence_id(evidence_id):
+            raise ValueError(f"not an evidence ID: {evidence_id!r}")
+        result = verify_record(base / evidence_id)
+        if result.outcome is Outcome.NOT_FOUND:
+            raise ValueError(f"no record {evidence_id}")
+        targets[evidence_id] = result
+    if incomplete_older_than_s is not None:
+        for result in verify_root(base).records:
+            if result.outcome is Outcome.INCOMPLETE and (
+                _record_age_s(base / result.evidence_id) >= incomplete_older_than_s
+            ):
+                targets.setdefault(result.evidence_id, result)
+    done: list[tuple[str, int]] = []
+    log = EvidenceLog(base)
+    for evidence_id, result in sorted(targets.items()):
+        if dry_run:
+            done.append((evidence_id, -1))
+            continue
+        appended = log.append(evidence_id, result.receipt, EntryType.TOMBSTONE, reason=reason)
+        _remove_record(base / evidence_id)
+        done.append((evidence_id, appended.entry.index))
+    return done
+
+
+def _remove_record(path: Path) -> None:
+    if path.is_symlink() or not path.is_dir():
+        path.unlink()
+        return
+    shutil.rmtree(path)
+
+
+# ----------------------------------------------------------------- proofs
+
+
+class ProofError(Exception):
+    """An inclusion proof could not be made or did not verify; ``code`` says why."""
+
+    def __init__(self, code: str, detail: str = "") -> None:
+        super().__init__(code + (f": {detail}" if detail else ""))
+        self.code = code
+
+
+@dataclass(frozen=True, slots=True)
+class InclusionProof:
+    """Proof that one record's log entry is in the tree of a given head."""
+
+    evidence_id: str
+    receipt: str
+    index: int
+    entry: str
+    head: Head
+    path: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The proof document ``prove`` writes."""
+        return {
+            "entry": self.entry,
+            "evidence_id": self.evidence_id,
+            "format": PROOF_FORMAT,
+            "format_version": PROOF_FORMAT_VERSION,
+            "head": self.head.to_json(),
+            "index": self.index,
+            "path": list(self.path),
+            "receipt": self.receipt,
+        }
+
+
+def make_proof(
+    root: str | os.PathLike[str], evidence_id: str, *, size: int | None = None
+) -> InclusionProof:
+    """Prove that a record's entry is in the log's tree (of *size* entries if given).
+
+    The proof holds the record's own log line and sibling hashes only, so it
+    can be shared without revealing any other search.
+    """
+    data, _ = read_log(Path(root))
+    entries, leaves, _ = parse_log(data)
+    tree = len(leaves) if size is None else size
+    if not 0 < tree <= len(leaves):
+        raise ProofError("bad_size", f"the log has {len(leaves)} entries")
+    matching = [
+        e
+        for e in entries
+        if e.evidence_id == evidence_id
+        and e.index < tree
+        and e.type is not EntryType.TOMBSTONE
+        and e.receipt is not None
+    ]
+    if not matching:
+        raise ProofError("not_logged", evidence_id)
+    entry = matching[-1]
+    path = _merkle.inclusion_proof(leaves, entry.index, tree)
+    root_hash = _merkle.root_of(leaves[:tree])
+    return InclusionProof(
+        evidence_id,
+        entry.receipt or "",
+        entry.index,
+        entry.line.decode("utf-8"),
+        Head(tree, root_hash.hex()),
+        tuple(p.hex() for p in path),
+    )
+
+
+def verify_proof(
+    document: Any, *, record: str | os.PathLike[str] | None = None, held: Head | None = None
+) -> InclusionProof:
+    """Check an inclusion proof document, optionally with the record and a held head.
+
+    Raises:
+        ProofError: The document is malformed, the path does not lead to the
+            head, the entry does not name the record and receipt, the record
+            does not verify with that receipt, or the held head differs.
+    """
+    try:
+        if document["format"] != PROOF_FORMAT or document["format_version"] != PROOF_FORMAT_VERSION:
+            raise ProofError("unknown_format")
+        head = Head(int(document["head"]["size"]), str(document["head"]["root"]))
+        Head.parse(str(head))
+        path = [bytes.fromhex(p) for p in document["path"]]
+        proof = InclusionProof(
+            str(document["evidence_id"]),
+            str(document["receipt"]),
+            int(document["index"]),
+            str(document["entry"]),
+            head,
+            tuple(str(p) for p in document["path"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, ProofError):
+            raise
+        raise ProofError("malformed") from exc
+    entry = parse_line(proof.entry.encode("utf-8"))
+    if entry is None or entry.type is EntryType.TOMBSTONE:
+        raise ProofError("malformed", "the entry is not a log entry of a record")
+    if (entry.evidence_id, entry.receipt, entry.index) != (
+        proof.evidence_id,
+        proof.receipt,
+        proof.index,
+    ):
+        raise ProofError("entry_mismatch", "the entry names another record, receipt or index")
+    if not _merkle.verify_inclusion(
+        entry.leaf, proof.index, head.size, path, bytes.fromhex(head.root)
+    ):
+        raise ProofError("path_mismatch", "the path does not lead to the head")
+    if held is not None and held != head:
+        raise ProofError(
+            "head_mismatch",
+            f"the proof is for {head}, the held head is {held}; "
+            "ask for a proof at the held size (prove --size)",
+        )
+    if record is not None:
+        result = verify_record(record, proof.receipt)
+        if result.outcome is not Outcome.OK or result.evidence_id != proof.evidence_id:
+            raise ProofError("record_mismatch", result.outcome.value)
+    return proof
+
+
+# ------------------------------------------------------------------ BagIt
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for chunk in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def export_bagit(
+    root: str | os.PathLike[str], out: str | os.PathLike[str], *, ids: Sequence[str] = ()
+) -> tuple[int, list[tuple[str, str]]]:
+    """Export intact records as a BagIt (RFC 8493) bag whose manifests agree with ours.
+
+    The payload is ``data/<evidence_id>/*.json``, byte for byte. The SHA-256
+    of each payload file is the one its record's manifest states, and the line
+    for ``manifest.json`` is the record's receipt. The log goes in as the tag
+    file ``notanda/log.jsonl`` with its head in ``notanda/head.json``.
+
+    Returns:
+        The number of records exported and the ``(evidence_id, outcome)`` of
+        those left out because they did not verify.
+
+    Raises:
+        FileExistsError: *out* exists.
+        ValueError: A record's bytes changed while it was being copied.
+    """
+    base, bag = Path(root), Path(out)
+    bag.mkdir(parents=False, exist_ok=False)
+    results = [verify_record(base / i) for i in ids] if ids else list(verify_root(base).records)
+    skipped = [(r.evidence_id, r.outcome.value) for r in results if r.outcome is not Outcome.OK]
+    manifest_lines: list[str] = []
+    octets = files = 0
+    for result in sorted(
+        (r for r in results if r.outcome is Outcome.OK), key=lambda r: r.evidence_id
+    ):
+        source, target = base / result.evidence_id, bag / "data" / result.evidence_id
+        target.mkdir(parents=True)
+        sealed = json.loads((source / MANIFEST).read_bytes())
+        expected = {name: sealed["files"][name]["sha256"] for name in PAYLOADS}
+        expected[MANIFEST] = result.receipt or ""
+        for name in (*PAYLOADS, MANIFEST):
+            shutil.copyfile(source / name, target / name, follow_symlinks=False)
+            digest = _sha256_file(target / name)
+            if digest != expected[name]:
+                raise ValueError(f"{result.evidence_id}/{name} changed while it was exported")
+            manifest_lines.append(f"{digest}  data/{result.evidence_id}/{name}")
+            octets += (target / name).stat().st_size
+            files += 1
+    (bag / "data").mkdir(exist_ok=True)
+    data, _ = read_log(base)
+    _, leaves, _ = parse_log(data)
+    head = Head(len(leaves), _merkle.root_of(leaves).hex())
+    (bag / "notanda").mkdir()
+    (bag / "notanda" / "log.jsonl").write_bytes(data)
+    (bag / "notanda" / "head.json").write_text(json.dumps(head.to_json(), sort_keys=True) + "\n")
+    (bag / "manifest-sha256.txt").write_text("".join(f"{line}\n" for line in manifest_lines))
+    (bag / "bagit.txt").write_text("BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n")
+    info = {
+        "Bag-Software-Agent": f"notanda-evidence {__version__}",
+        "Bagging-Date": format_timestamp(dt.datetime.now(dt.UTC))[:10],
+        "External-Description": "Notanda evidence records and their log; "
+        "audit the bag with: notanda-evidence audit <this folder>",
+        "Notanda-Log-Root": head.root,
+        "Notanda-Log-Size": str(head.size),
+        "Payload-Oxum": f"{octets}.{files}",
+    }
+    (bag / "bag-info.txt").write_text("".join(f"{k}: {v}\n" for k, v in info.items()))
+    tags = [
+        "bagit.txt",
+        "bag-info.txt",
+        "manifest-sha256.txt",
+        "notanda/head.json",
+        "notanda/log.jsonl",
+    ]
+    (bag / "tagmanifest-sha256.txt").write_text(
+        "".join(f"{_sha256_file(bag / name)}  {name}\n" for name in tags)
+    )
+    for path in bag.rglob("*"):
+        if not path.is_symlink():
+            path.chmod(stat.S_IRWXU if path.is_dir() else stat.S_IRUSR | stat.S_IWUSR)
+    return len(manifest_lines) // 4, skipped

@@ -1,0 +1,479 @@
+"""The durable writer: create a record, publish its payloads atomically, seal it.
+
+Write order and why (``docs/evidence-format.md``, "Writing a record"):
+
+1. ``mkdir`` a fresh 32-hex directory (mode 0700), then fsync the root so the
+   directory entry survives a power cut.
+2. For each payload in turn, ``request.json``, ``provider.json`` and
+   ``response.json``: exclusive-create ``<name>.pending`` (mode 0600), write,
+   fsync, rename to ``<name>``, fsync the record directory.
+3. Seal: publish ``manifest.json`` the same way. Only after its directory entry
+   is durable is the receipt returned.
+
+A crash at any point leaves either a complete record or one without a manifest
+(``incomplete``), never a record that verifies with wrong content. Bytes are
+hashed from memory, never re-read from disk.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import re
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from . import verify_file as _v1
+
+__all__ = [
+    "CanonicalJSON",
+    "EvidenceStorageError",
+    "EvidenceStore",
+    "EvidenceValueError",
+    "RecordWriter",
+    "Seal",
+    "Stage",
+    "StageCallback",
+    "StorageReason",
+    "encode_canonical",
+    "replace_lone_surrogates",
+]
+
+
+class Stage(StrEnum):
+    """Points at which a stage callback is called, in the order they happen.
+
+    The writer calls the first six; the server calls ``provider_wait`` and
+    ``before_reply`` and the log append calls ``after_log_append``. Tests use
+    them to stop a process at an exact point.
+    """
+
+    BEFORE_REQUEST = "before_request"
+    AFTER_REQUEST = "after_request"
+    PROVIDER_WAIT = "provider_wait"
+    AFTER_PROVIDER = "after_provider"
+    AFTER_RESPONSE = "after_response"
+    BEFORE_MANIFEST = "before_manifest"
+    AFTER_MANIFEST = "after_manifest"
+    AFTER_LOG_APPEND = "after_log_append"
+    BEFORE_REPLY = "before_reply"
+
+
+#: ``on_stage(stage, evidence_id)``; library use only, never a flag or variable.
+StageCallback = Callable[[Stage, str], None]
+
+
+class StorageReason(StrEnum):
+    """Why storage failed, derived from the operating system's error number."""
+
+    READ_ONLY = "read_only"
+    NO_SPACE = "no_space"
+    FILE_TOO_LARGE = "file_too_large"
+    PERMISSION_DENIED = "permission_denied"
+    NOT_A_DIRECTORY = "not_a_directory"
+    NOT_FOUND = "not_found"
+    SYMLINK = "symlink"
+    EXISTS = "exists"
+    IO_ERROR = "io_error"
+
+
+_ERRNO_REASONS = {
+    errno.EROFS: StorageReason.READ_ONLY,
+    errno.ENOSPC: StorageReason.NO_SPACE,
+    errno.EDQUOT: StorageReason.NO_SPACE,
+    errno.EFBIG: StorageReason.FILE_TOO_LARGE,
+    errno.EACCES: StorageReason.PERMISSION_DENIED,
+    errno.EPERM: StorageReason.PERMISSION_DENIED,
+    errno.ENOTDIR: StorageReason.NOT_A_DIRECTORY,
+    errno.ENOENT: StorageReason.NOT_FOUND,
+    errno.ELOOP: StorageReason.SYMLINK,
+    errno.EEXIST: StorageReason.EXISTS,
+}
+
+
+class EvidenceStorageError(Exception):
+    """The evidence root or a record could not be written.
+
+    The message never contains a path or the operating system's text; the
+    ``reason`` says what happened and ``evidence_id`` which record (if one was
+    created) is left incomplete.
+    """
+
+    def __init__(
+        self, reason: StorageReason, *, evidence_id: str | None = None, file: str | None = None
+    ) -> None:
+        where = f" ({file})" if file else ""
+        super().__init__(f"evidence storage unavailable: {reason.value}{where}")
+        self.reason = reason
+        self.evidence_id = evidence_id
+        self.file = file
+
+    @classmethod
+    def from_os_error(
+        cls, exc: OSError, *, evidence_id: str | None = None, file: str | None = None
+    ) -> EvidenceStorageError:
+        """Classify *exc* by its error number."""
+        reason = _ERRNO_REASONS.get(exc.errno or 0, StorageReason.IO_ERROR)
+        return cls(reason, evidence_id=evidence_id, file=file)
+
+
+class EvidenceValueError(ValueError):
+    """A value cannot be stored as canonical JSON (NaN, a non-JSON type, a non-string key)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CanonicalJSON:
+    """Bytes already in canonical form, spliced verbatim into a payload.
+
+    For a large value that was encoded once elsewhere (the provider's body),
+    so that it is never encoded twice. The bytes must be exactly what
+    :func:`encode_canonical` would produce for the value, without the trailing
+    newline; the writer does not re-check them, the ``--full`` pass does.
+    """
+
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Seal:
+    """The result of sealing a record."""
+
+    evidence_id: str
+    #: SHA-256 of ``manifest.json``'s bytes, lowercase hex.
+    receipt: str
+    #: ``ok`` or ``error``: the stored response's ``status``.
+    outcome: str
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def replace_lone_surrogates(value: Any) -> Any:
+    r"""Return *value* with every lone surrogate replaced by U+FFFD.
+
+    Strings that came from JSON can hold a lone surrogate (``"\\ud83d"``),
+    which UTF-8 cannot encode. Keys and values are both cleaned; containers
+    are rebuilt only on this slow path.
+    """
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {
+            replace_lone_surrogates(key): replace_lone_surrogates(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [replace_lone_surrogates(item) for item in value]
+    return value
+
+
+def _check_keys(value: Any) -> None:
+    # The standard encoder silently turns int, float, bool and None keys into
+    # strings; v1 stores only objects whose keys really are strings.
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    raise EvidenceValueError("object keys must be strings")
+                if isinstance(child, (dict, list, tuple)):
+                    stack.append(child)
+        elif isinstance(item, (list, tuple)):
+            stack.extend(child for child in item if isinstance(child, (dict, list, tuple)))
+
+
+def encode_canonical(value: Any) -> tuple[bytes, Any]:
+    """Encode *value* canonically; return the bytes and the value as stored.
+
+    The returned value is *value* itself unless lone surrogates had to be
+    replaced, in which case it is the cleaned copy, so that what a caller
+    returns is exactly what was stored. :class:`CanonicalJSON` fragments are
+    spliced in without being encoded again.
+
+    Raises:
+        EvidenceValueError: *value* holds NaN, Infinity, a non-JSON type or a
+            non-string key. Nothing has been written.
+    """
+    _check_keys(value)
+    try:
+        return _encode_with_fragments(value), value
+    except UnicodeEncodeError:
+        cleaned = replace_lone_surrogates(value)
+        return _encode_with_fragments(cleaned), cleaned
+
+
+def _encode_with_fragments(value: Any) -> bytes:
+    fragments: list[bytes] = []
+    token = secrets.token_hex(16)
+
+    def default(obj: object) -> str:
+        if isinstance(obj, CanonicalJSON):
+            fragments.append(obj.data)
+            return f"\x00{token}:{len(fragments) - 1}\x00"
+        raise EvidenceValueError(f"{type(obj).__name__} is not a JSON type")
+
+    encoder = json.JSONEncoder(
+        ensure_ascii=False,
+        sort_keys=True,
+        separators=(",", ":"),
+        allow_nan=False,
+        default=default,
+    )
+    try:
+        text = encoder.encode(value)
+    except ValueError as exc:
+        if isinstance(exc, (EvidenceValueError, UnicodeEncodeError)):
+            raise
+        raise EvidenceValueError("NaN and Infinity are not JSON") from exc
+    except (TypeError, RecursionError) as exc:
+        raise EvidenceValueError("value is not JSON") from exc
+    data = (text + "\n").encode("utf-8")
+    for index, fragment in enumerate(fragments):
+        placeholder = f'"\\u0000{token}:{index}\\u0000"'.encode("ascii")
+        if data.count(placeholder) != 1:
+            raise EvidenceValueError("a canonical fragment could not be placed")
+        data = data.replace(placeholder, fragment)
+    return data
+
+
+# ------------------------------------------------------------ file system
+
+#: Tests set this to False to run the Windows code path on POSIX.
+USE_DIR_FD = _v1.USE_DIR_FD
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_BINARY = getattr(os, "O_BINARY", 0)
+
+
+class _RecordDir:
+    """One record directory, written relative to its descriptor on POSIX.
+
+    Without descriptor-relative calls (Windows) names are joined to the path,
+    ``os.replace`` renames, and directories are not fsynced because Windows
+    cannot open them; NTFS journals the rename itself.
+    """
+
+    def __init__(self, path: str, fd: int | None) -> None:
+        self.path = path
+        self.fd = fd
+
+    def publish(self, name: str, data: bytes) -> None:
+        pending = name + _v1.PENDING_SUFFIX
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | _BINARY
+        if self.fd is not None:
+            fd = os.open(pending, flags, 0o600, dir_fd=self.fd)
+        else:
+            fd = os.open(os.path.join(self.path, pending), flags, 0o600)
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            if self.fd is not None:
+                os.rename(pending, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+            else:
+                os.replace(os.path.join(self.path, pending), os.path.join(self.path, name))
+        except BaseException:
+            self._discard(pending)
+            raise
+        self.sync()
+
+    def _discard(self, pending: str) -> None:
+        try:
+            if self.fd is not None:
+                os.unlink(pending, dir_fd=self.fd)
+            else:
+                os.unlink(os.path.join(self.path, pending))
+        except OSError:
+            pass
+
+    def sync(self) -> None:
+        if self.fd is not None:
+            os.fsync(self.fd)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def _make_record_dir(root: str) -> tuple[str, _RecordDir]:
+    """Create a fresh record directory with a new random ID; never reuse one."""
+    if USE_DIR_FD:
+        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+        try:
+            for _ in range(16):
+                evidence_id = secrets.token_hex(16)
+                try:
+                    os.mkdir(evidence_id, 0o700, dir_fd=root_fd)
+                except FileExistsError:
+                    continue
+                fd = os.open(
+                    evidence_id, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=root_fd
+                )
+                os.fsync(root_fd)
+                return evidence_id, _RecordDir(os.path.join(root, evidence_id), fd)
+        finally:
+            os.close(root_fd)
+    else:
+        for _ in range(16):
+            evidence_id = secrets.token_hex(16)
+            path = os.path.join(root, evidence_id)
+            try:
+                os.mkdir(path, 0o700)
+            except FileExistsError:
+                continue
+            return evidence_id, _RecordDir(path, None)
+    raise OSError(errno.EEXIST, "no free evidence ID")
+
+
+class RecordWriter:
+    """Writes one record. Use :meth:`EvidenceStore.create` to get one.
+
+    Payloads are published in the order request, provider, response; then
+    :meth:`seal` writes the manifest. Each ``write_*`` method returns the value
+    exactly as stored (lone surrogates replaced), which is what a caller
+    should return to its own caller.
+    """
+
+    def __init__(
+        self, evidence_id: str, directory: _RecordDir, on_stage: StageCallback | None
+    ) -> None:
+        self.evidence_id = evidence_id
+        self._dir = directory
+        self._on_stage = on_stage
+        self._files: dict[str, dict[str, Any]] = {}
+        self._outcome: str | None = None
+        self._seal: Seal | None = None
+
+    @property
+    def path(self) -> Path:
+        """The record directory."""
+        return Path(self._dir.path)
+
+    @property
+    def sealed(self) -> Seal | None:
+        """The seal, once :meth:`seal` has succeeded."""
+        return self._seal
+
+    def stage(self, stage: Stage) -> None:
+        """Report *stage* to the stage callback, if there is one."""
+        if self._on_stage is not None:
+            self._on_stage(stage, self.evidence_id)
+
+    def _publish(self, name: str, value: Any) -> Any:
+        if name in self._files or self._seal is not None:
+            raise RuntimeError(f"{name} was already written")
+        data, stored = encode_canonical(value)
+        try:
+            self._dir.publish(name, data)
+        except OSError as exc:
+            raise EvidenceStorageError.from_os_error(
+                exc, evidence_id=self.evidence_id, file=name
+            ) from exc
+        self._files[name] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        return stored
+
+    def write_request(self, value: Any) -> Any:
+        """Publish ``request.json``; written before any provider call."""
+        self.stage(Stage.BEFORE_REQUEST)
+        stored = self._publish("request.json", value)
+        self.stage(Stage.AFTER_REQUEST)
+        return stored
+
+    def write_provider(self, value: Any) -> Any:
+        """Publish ``provider.json``, the provider observation."""
+        stored = self._publish("provider.json", value)
+        self.stage(Stage.AFTER_PROVIDER)
+        return stored
+
+    def write_response(self, value: Any) -> Any:
+        """Publish ``response.json``; its ``status`` becomes the manifest's ``outcome``."""
+        status = value.get("status") if isinstance(value, dict) else None
+        if status not in ("ok", "error"):
+            raise EvidenceValueError('response status must be "ok" or "error"')
+        stored = self._publish("response.json", value)
+        self._outcome = status
+        self.stage(Stage.AFTER_RESPONSE)
+        return stored
+
+    def seal(self) -> Seal:
+        """Write ``manifest.json`` and return the receipt once it is durable."""
+        if self._seal is not None:
+            return self._seal
+        missing = [name for name in _v1.PAYLOADS if name not in self._files]
+        if missing or self._outcome is None:
+            raise RuntimeError(f"cannot seal before writing {', '.join(missing)}")
+        manifest = {
+            "evidence_id": self.evidence_id,
+            "files": {name: self._files[name] for name in _v1.PAYLOADS},
+            "outcome": self._outcome,
+            "schema_version": _v1.SCHEMA_VERSION,
+            "status": "complete",
+        }
+        self.stage(Stage.BEFORE_MANIFEST)
+        data = _v1.canonical_bytes(manifest)
+        try:
+            self._dir.publish(_v1.MANIFEST, data)
+        except OSError as exc:
+            raise EvidenceStorageError.from_os_error(
+                exc, evidence_id=self.evidence_id, file=_v1.MANIFEST
+            ) from exc
+        self._seal = Seal(self.evidence_id, hashlib.sha256(data).hexdigest(), self._outcome)
+        self.stage(Stage.AFTER_MANIFEST)
+        self.close()
+        return self._seal
+
+    def close(self) -> None:
+        """Release the directory descriptor; an unsealed record stays incomplete."""
+        self._dir.close()
+
+    def __enter__(self) -> RecordWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class EvidenceStore:
+    """An evidence root: one directory per record, plus the reserved ``.notanda/``.
+
+    Args:
+        root: The evidence root. It must exist; the store never creates it,
+            so a mistyped path fails loudly instead of scattering records.
+        on_stage: Called with ``(stage, evidence_id)`` at each write stage.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, on_stage: StageCallback | None = None):
+        self.root = Path(root)
+        self.on_stage = on_stage
+
+    def create(self) -> RecordWriter:
+        """Create a new record directory with a fresh, never reused ID.
+
+        Raises:
+            EvidenceStorageError: The root is missing, not a directory, read-only
+                or full. Nothing was created.
+        """
+        try:
+            evidence_id, directory = _make_record_dir(os.fspath(self.root))
+        except OSError as exc:
+            raise EvidenceStorageError.from_os_error(exc) from exc
+        return RecordWriter(evidence_id, directory, self.on_stage)
+
+    def open(
+        self, evidence_id: object, receipt: object = None, *, full: bool = False
+    ) -> _v1.RecordResult:
+        """Verify and read one record by ID; see :func:`notanda_evidence.open_record`."""
+        return _v1.open_record(self.root, evidence_id, receipt, full=full)

@@ -1,0 +1,973 @@
+"""Stand-alone verifier for Notanda evidence records, schema version 1.
+
+This one file is the whole v1 rule set. It imports only the Python standard
+library and nothing from the rest of ``notanda_evidence``, so an auditor can
+copy it anywhere and run it without installing anything::
+
+    python -I -S verify_file.py [--full] [--json] [--receipt R | --receipts FILE] PATH...
+
+PATH is one record directory (its name is a 32-character lowercase hex
+evidence ID) or an evidence root holding many. The installed package uses this
+module for every verdict it gives (``notanda-evidence verify``), so the copied
+file and the installed command cannot disagree.
+
+Every check is an explicit ``if``; nothing relies on ``assert``, which
+``python -O`` removes. Each file is opened once, relative to the record's
+directory descriptor and without following symbolic links where the platform
+allows it (see ``docs/evidence-format.md`` for what Windows can and cannot
+guarantee), read once, and hashed and parsed from the same bytes.
+
+Exit codes: 0 every record complete and intact; 1 any integrity, receipt or
+unsupported-version finding; 2 usage error, including a PATH that holds no
+record; 3 no failure but at least one incomplete record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import hashlib
+import hmac
+import json
+import os
+import re
+import stat
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeGuard
+
+__all__ = [
+    "MANIFEST",
+    "PAYLOADS",
+    "RESERVED_DIR",
+    "SCHEMA_VERSION",
+    "Code",
+    "Finding",
+    "Outcome",
+    "RecordResult",
+    "RootResult",
+    "Severity",
+    "canonical_bytes",
+    "is_evidence_id",
+    "main",
+    "open_record",
+    "parse_canonical",
+    "verify_paths",
+    "verify_record",
+    "verify_root",
+]
+
+#: The manifest schema version this file understands. Records with any other
+#: value are reported as unsupported and never judged by these rules.
+SCHEMA_VERSION = 1
+MANIFEST = "manifest.json"
+#: The three payload files of a v1 record, in the order the writer publishes them.
+PAYLOADS = ("request.json", "provider.json", "response.json")
+#: Name of the folder an evidence root reserves for its log and lock files.
+RESERVED_DIR = ".notanda"
+#: Suffix of the temporary file a writer renames into place.
+PENDING_SUFFIX = ".pending"
+#: A manifest is a few hundred bytes; anything far larger is not a manifest.
+MAX_MANIFEST_BYTES = 1 << 20
+#: Version of the ``--json`` report layout (``docs/evidence-format.md``).
+REPORT_FORMAT_VERSION = 1
+VERIFIER_NAME = "notanda-evidence verify_file"
+VERIFIER_VERSION = "0.2.0b1"
+
+_ID_RE = re.compile(r"[0-9a-f]{32}")
+_DIGEST_RE = re.compile(r"[0-9a-f]{64}")
+_BOM = b"\xef\xbb\xbf"
+_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
+)
+
+
+class Severity(enum.StrEnum):
+    """How much a finding matters."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class Outcome(enum.StrEnum):
+    """The single answer for one record, in ``docs/errors.md``'s precedence order."""
+
+    INVALID_EVIDENCE_ID = "invalid_evidence_id"
+    NOT_FOUND = "not_found"
+    INCOMPLETE = "incomplete"
+    RECEIPT_MISMATCH = "receipt_mismatch"
+    UNSUPPORTED_SCHEMA_VERSION = "unsupported_schema_version"
+    INTEGRITY_FAILURE = "integrity_failure"
+    OK = "ok"
+
+
+class Code(enum.StrEnum):
+    """Stable finding codes. Renaming one is a breaking change."""
+
+    FS_SYMLINK = "fs.symlink"
+    FS_SPECIAL_FILE = "fs.special_file"
+    FS_UNREADABLE = "fs.unreadable"
+    RECORD_MISSING = "record.missing"
+    RECORD_NOT_DIRECTORY = "record.not_directory"
+    RECORD_NO_MANIFEST = "record.no_manifest"
+    RECORD_PENDING_FILE = "record.pending_file"
+    RECORD_UNEXPECTED_ENTRY = "record.unexpected_entry"
+    MANIFEST_TOO_LARGE = "manifest.too_large"
+    MANIFEST_UNPARSABLE = "manifest.unparsable"
+    MANIFEST_DUPLICATE_KEY = "manifest.duplicate_key"
+    MANIFEST_NOT_CANONICAL = "manifest.not_canonical"
+    MANIFEST_INVALID = "manifest.invalid"
+    MANIFEST_UNSUPPORTED_VERSION = "manifest.unsupported_version"
+    PAYLOAD_MISSING = "payload.missing"
+    PAYLOAD_SIZE_MISMATCH = "payload.size_mismatch"
+    PAYLOAD_DIGEST_MISMATCH = "payload.digest_mismatch"
+    PAYLOAD_UNPARSABLE = "payload.unparsable"
+    PAYLOAD_DUPLICATE_KEY = "payload.duplicate_key"
+    PAYLOAD_NOT_CANONICAL = "payload.not_canonical"
+    PAYLOAD_INVALID = "payload.invalid"
+    IDENTITY_MISMATCH = "identity.mismatch"
+    OUTCOME_MISMATCH = "outcome.mismatch"
+    RECEIPT_MALFORMED = "receipt.malformed"
+    RECEIPT_MISMATCH = "receipt.mismatch"
+    ROOT_STRAY_ENTRY = "root.stray_entry"
+
+
+_INCOMPLETE_CODES = frozenset({Code.RECORD_NO_MANIFEST})
+_RECEIPT_CODES = frozenset({Code.RECEIPT_MALFORMED, Code.RECEIPT_MISMATCH})
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One observation about a record or a root, with a stable code."""
+
+    code: Code
+    severity: Severity
+    file: str | None = None
+    detail: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the finding as it appears in the ``--json`` report."""
+        return {
+            "code": self.code.value,
+            "detail": self.detail,
+            "file": self.file,
+            "severity": self.severity.value,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RecordResult:
+    """Everything the verifier found about one record.
+
+    ``outcome`` is the single answer under the documented precedence;
+    ``findings`` lists every finding, not only the first. The object is true
+    exactly when the record is complete and intact.
+    """
+
+    evidence_id: str
+    path: str
+    outcome: Outcome
+    findings: tuple[Finding, ...]
+    #: SHA-256 of ``manifest.json``'s bytes, when a manifest could be read.
+    receipt: str | None = None
+    #: Whether a caller-supplied receipt was compared.
+    receipt_checked: bool = False
+    #: Whether ``provider.json`` was parsed too (the ``--full`` pass).
+    full: bool = False
+    #: The stored ``response.json``, parsed, when the outcome is ``ok``.
+    response: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    #: The stored ``request.json``, parsed, when the outcome is ``ok``.
+    request: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+
+    def __bool__(self) -> bool:
+        return self.outcome is Outcome.OK
+
+    @property
+    def failed(self) -> bool:
+        """True when any finding is an integrity, receipt or version failure."""
+        return any(f.severity is Severity.ERROR for f in self.findings)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the record as it appears in the ``--json`` report."""
+        return {
+            "evidence_id": self.evidence_id,
+            "findings": [f.to_json() for f in self.findings],
+            "outcome": self.outcome.value,
+            "path": self.path,
+            "receipt": self.receipt,
+            "receipt_checked": self.receipt_checked,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RootResult:
+    """The records under one evidence root plus findings about the root itself."""
+
+    path: str
+    records: tuple[RecordResult, ...]
+    findings: tuple[Finding, ...]
+
+
+# ----------------------------------------------------------------- encoding
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """Encode *value* in the v1 canonical form.
+
+    Sorted keys, compact separators, UTF-8 without BOM, no NaN or Infinity and
+    one trailing newline. Raises ``ValueError`` (NaN, Infinity), ``TypeError``
+    (a non-JSON type) or ``UnicodeEncodeError`` (a lone surrogate).
+    """
+    return (_ENCODER.encode(value) + "\n").encode("utf-8")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _has_duplicate_keys(text: str) -> bool:
+    found = False
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal found
+        keys = [key for key, _ in pairs]
+        if len(set(keys)) != len(keys):
+            found = True
+        return dict(pairs)
+
+    try:
+        json.loads(text, object_pairs_hook=hook, parse_constant=_reject_constant)
+    except ValueError:
+        return False
+    return found
+
+
+class _Strictness(enum.Enum):
+    UNPARSABLE = "unparsable"
+    DUPLICATE_KEY = "duplicate_key"
+    NOT_CANONICAL = "not_canonical"
+
+
+def parse_canonical(data: bytes) -> tuple[Any, str | None]:
+    """Parse *data* strictly and check that it is in canonical form.
+
+    Returns ``(value, None)`` on success and ``(None, reason)`` otherwise, where
+    reason is ``"unparsable"``, ``"duplicate_key"`` or ``"not_canonical"``.
+    Re-encoding and comparing bytes rejects a BOM, NaN, duplicate keys and any
+    whitespace or escaping variant at C speed; the slower duplicate-key scan
+    only runs to name the failure.
+    """
+    if data.startswith(_BOM):
+        return None, _Strictness.NOT_CANONICAL.value
+    try:
+        text = data.decode("utf-8")
+        value = json.loads(text, parse_constant=_reject_constant)
+    except ValueError:  # UnicodeDecodeError and JSONDecodeError are ValueErrors.
+        return None, _Strictness.UNPARSABLE.value
+    try:
+        again = canonical_bytes(value)
+    except (ValueError, TypeError):
+        return None, _Strictness.NOT_CANONICAL.value
+    if again != data:
+        if _has_duplicate_keys(text):
+            return None, _Strictness.DUPLICATE_KEY.value
+        return None, _Strictness.NOT_CANONICAL.value
+    return value, None
+
+
+def is_evidence_id(value: object) -> TypeGuard[str]:
+    """Return True when *value* is a string of exactly 32 lowercase hex digits."""
+    return isinstance(value, str) and _ID_RE.fullmatch(value) is not None
+
+
+# ------------------------------------------------------------- file access
+
+
+class _Unsafe(Exception):
+    """An entry that must not be read: a symlink or a non-regular file."""
+
+    def __init__(self, code: Code) -> None:
+        super().__init__(code.value)
+        self.code = code
+
+
+#: True where descriptor-relative, no-follow opens exist (Linux, macOS, BSD).
+#: Tests set it to False to exercise the Windows code path on POSIX.
+USE_DIR_FD = (
+    hasattr(os, "O_NOFOLLOW")
+    and hasattr(os, "O_DIRECTORY")
+    and os.open in os.supports_dir_fd
+    and os.scandir in os.supports_fd
+)
+_REPARSE_POINT = getattr(stat, "FILE_ATTRIBUTE_REPARSE_POINT", 0x400)
+
+
+def _is_link(st: os.stat_result) -> bool:
+    if stat.S_ISLNK(st.st_mode):
+        return True
+    attributes = getattr(st, "st_file_attributes", 0)
+    return bool(attributes & _REPARSE_POINT)
+
+
+class _Dir:
+    """Read-only access to one record directory without following links.
+
+    On POSIX every open is relative to a directory descriptor with
+    ``O_NOFOLLOW``, so a path component swapped after the check cannot
+    redirect a read. Elsewhere each name is checked with ``lstat`` (and for
+    reparse points) before it is opened, which leaves a race window that the
+    specification documents.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fd: int | None = None
+        if USE_DIR_FD:
+            flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+            try:
+                self._fd = os.open(path, flags)
+            except OSError as exc:
+                if os.path.islink(path):
+                    raise _Unsafe(Code.FS_SYMLINK) from exc
+                if not os.path.isdir(path) and os.path.lexists(path):
+                    raise _Unsafe(Code.FS_SPECIAL_FILE) from exc
+                raise
+        else:
+            st = os.lstat(path)
+            if _is_link(st):
+                raise _Unsafe(Code.FS_SYMLINK)
+            if not stat.S_ISDIR(st.st_mode):
+                raise _Unsafe(Code.FS_SPECIAL_FILE)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> _Dir:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def entries(self) -> dict[str, str]:
+        """Map each entry name to ``file``, ``link``, ``dir`` or ``other``."""
+        kinds: dict[str, str] = {}
+        target: int | str = self._fd if self._fd is not None else self.path
+        with os.scandir(target) as scan:
+            for entry in scan:
+                kinds[entry.name] = _kind(entry)
+        return kinds
+
+    def read(self, name: str, limit: int | None = None) -> bytes:
+        """Read one regular file, or raise ``_Unsafe`` or ``OSError``.
+
+        With *limit*, reading stops after ``limit + 1`` bytes so that an
+        oversized file is recognised without being held in memory.
+        """
+        if self._fd is not None:
+            flags = (
+                os.O_RDONLY
+                | os.O_NOFOLLOW
+                | getattr(os, "O_NONBLOCK", 0)
+                | getattr(os, "O_CLOEXEC", 0)
+            )
+            try:
+                fd = os.open(name, flags, dir_fd=self._fd)
+            except OSError as exc:
+                if _lstat_is_link(name, self._fd):
+                    raise _Unsafe(Code.FS_SYMLINK) from exc
+                raise
+        else:
+            full = os.path.join(self.path, name)
+            st = os.lstat(full)
+            if _is_link(st):
+                raise _Unsafe(Code.FS_SYMLINK)
+            if not stat.S_ISREG(st.st_mode):
+                raise _Unsafe(Code.FS_SPECIAL_FILE)
+            fd = os.open(full, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise _Unsafe(Code.FS_SPECIAL_FILE)
+            size = st.st_size if limit is None else min(st.st_size, limit + 1)
+            return _read_all(fd, size)
+        finally:
+            os.close(fd)
+
+
+def _lstat_is_link(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _kind(entry: os.DirEntry[str]) -> str:
+    try:
+        if entry.is_symlink():
+            return "link"
+        st = entry.stat(follow_symlinks=False)
+    except OSError:
+        return "other"
+    if _is_link(st):
+        return "link"
+    if stat.S_ISREG(st.st_mode):
+        return "file"
+    if stat.S_ISDIR(st.st_mode):
+        return "dir"
+    return "other"
+
+
+def _read_all(fd: int, want: int) -> bytes:
+    # One read normally returns the whole file; the loop only covers short reads.
+    chunks = []
+    total = 0
+    while total < want:
+        chunk = os.read(fd, want - total)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+# ------------------------------------------------------------ verification
+
+
+def _error(code: Code, file: str | None = None, detail: str | None = None) -> Finding:
+    return Finding(code, Severity.ERROR, file, detail)
+
+
+def _digest_entry(value: object) -> tuple[int, str] | None:
+    if not isinstance(value, dict):
+        return None
+    size = value.get("bytes")
+    digest = value.get("sha256")
+    if type(size) is not int or size < 0:
+        return None
+    if not isinstance(digest, str) or _DIGEST_RE.fullmatch(digest) is None:
+        return None
+    return size, digest
+
+
+def _check_manifest(
+    manifest: object, evidence_id: str
+) -> tuple[dict[str, tuple[int, str]] | None, str | None, list[Finding]]:
+    """Check a parsed manifest against the v1 schema.
+
+    Returns the expected ``(bytes, sha256)`` per payload, the outcome, and the
+    findings. An unknown ``schema_version`` stops the check: a record of a
+    later version is never judged by v1 rules.
+    """
+    findings: list[Finding] = []
+    if not isinstance(manifest, dict):
+        return None, None, [_error(Code.MANIFEST_INVALID, MANIFEST, "not a JSON object")]
+    version = manifest.get("schema_version")
+    if type(version) is not int:
+        findings.append(_error(Code.MANIFEST_INVALID, MANIFEST, "schema_version is not an integer"))
+        return None, None, findings
+    if version != SCHEMA_VERSION:
+        findings.append(
+            _error(Code.MANIFEST_UNSUPPORTED_VERSION, MANIFEST, f"schema_version {version}")
+        )
+        return None, None, findings
+    if manifest.get("status") != "complete":
+        findings.append(_error(Code.MANIFEST_INVALID, MANIFEST, 'status is not "complete"'))
+    outcome = manifest.get("outcome")
+    if outcome not in ("ok", "error"):
+        findings.append(_error(Code.MANIFEST_INVALID, MANIFEST, 'outcome is not "ok" or "error"'))
+        outcome = None
+    if "evidence_id" in manifest and manifest["evidence_id"] != evidence_id:
+        findings.append(
+            _error(Code.IDENTITY_MISMATCH, MANIFEST, "evidence_id differs from the folder name")
+        )
+    files = manifest.get("files")
+    if not isinstance(files, dict) or set(files) != set(PAYLOADS):
+        findings.append(
+            _error(
+                Code.MANIFEST_INVALID, MANIFEST, "files does not list exactly the three payloads"
+            )
+        )
+        return None, outcome, findings
+    expected: dict[str, tuple[int, str]] = {}
+    for name in PAYLOADS:
+        entry = _digest_entry(files[name])
+        if entry is None:
+            findings.append(
+                _error(Code.MANIFEST_INVALID, MANIFEST, f"bad bytes or sha256 for {name}")
+            )
+        else:
+            expected[name] = entry
+    if len(expected) != len(PAYLOADS):
+        return None, outcome, findings
+    return expected, outcome, findings
+
+
+def _strict_payload(name: str, data: bytes, findings: list[Finding]) -> Any:
+    value, problem = parse_canonical(data)
+    if problem is not None:
+        code = {
+            "unparsable": Code.PAYLOAD_UNPARSABLE,
+            "duplicate_key": Code.PAYLOAD_DUPLICATE_KEY,
+            "not_canonical": Code.PAYLOAD_NOT_CANONICAL,
+        }[problem]
+        findings.append(_error(code, name))
+        return None
+    if not isinstance(value, dict):
+        findings.append(_error(Code.PAYLOAD_INVALID, name, "not a JSON object"))
+        return None
+    return value
+
+
+def _outcome(findings: Sequence[Finding]) -> Outcome:
+    codes = {f.code for f in findings if f.severity is Severity.ERROR}
+    if codes & _INCOMPLETE_CODES:
+        return Outcome.INCOMPLETE
+    if codes & _RECEIPT_CODES:
+        return Outcome.RECEIPT_MISMATCH
+    if Code.MANIFEST_UNSUPPORTED_VERSION in codes:
+        return Outcome.UNSUPPORTED_SCHEMA_VERSION
+    if Code.RECORD_MISSING in codes:
+        return Outcome.NOT_FOUND
+    if codes:
+        return Outcome.INTEGRITY_FAILURE
+    return Outcome.OK
+
+
+def _receipt_findings(supplied: object, actual: str | None) -> list[Finding]:
+    if not isinstance(supplied, str) or _DIGEST_RE.fullmatch(supplied) is None:
+        return [_error(Code.RECEIPT_MALFORMED, MANIFEST, "not 64 lowercase hex digits")]
+    if actual is None or not hmac.compare_digest(supplied.encode("ascii"), actual.encode("ascii")):
+        return [_error(Code.RECEIPT_MISMATCH, MANIFEST)]
+    return []
+
+
+def verify_record(
+    path: str | os.PathLike[str],
+    receipt: object = None,
+    *,
+    full: bool = False,
+    evidence_id: str | None = None,
+) -> RecordResult:
+    """Verify one record directory and return every finding.
+
+    Args:
+        path: The record directory. Its final component is the evidence ID
+            unless *evidence_id* says otherwise.
+        receipt: A receipt the caller holds, or None. Any supplied value that
+            is not exactly the SHA-256 of ``manifest.json`` is a mismatch,
+            malformed values included.
+        full: Also parse ``provider.json`` strictly (the ``--full`` pass); by
+            default it is only size- and hash-checked.
+        evidence_id: The expected ID, when the folder name is not it.
+
+    Returns:
+        The record's result; ``result.response`` holds the stored response
+        when the outcome is ``ok``.
+    """
+    text_path = os.fspath(path)
+    record_id = evidence_id or os.path.basename(os.path.normpath(text_path))
+    findings: list[Finding] = []
+    receipt_checked = receipt is not None
+    actual_receipt: str | None = None
+    response: dict[str, Any] | None = None
+    request: dict[str, Any] | None = None
+
+    def done() -> RecordResult:
+        outcome = _outcome(findings)
+        return RecordResult(
+            evidence_id=record_id,
+            path=text_path,
+            outcome=outcome,
+            findings=tuple(findings),
+            receipt=actual_receipt,
+            receipt_checked=receipt_checked,
+            full=full,
+            response=response if outcome is Outcome.OK else None,
+            request=request if outcome is Outcome.OK else None,
+        )
+
+    try:
+        folder = _Dir(text_path)
+    except _Unsafe as exc:
+        findings.append(_error(exc.code, None, "the record entry itself"))
+        return done()
+    except FileNotFoundError:
+        findings.append(_error(Code.RECORD_MISSING))
+        return done()
+    except NotADirectoryError:
+        findings.append(_error(Code.RECORD_NOT_DIRECTORY))
+        return done()
+    except OSError as exc:
+        findings.append(_error(Code.FS_UNREADABLE, None, type(exc).__name__))
+        return done()
+
+    with folder:
+        try:
+            entries = folder.entries()
+        except OSError as exc:
+            findings.append(_error(Code.FS_UNREADABLE, None, type(exc).__name__))
+            return done()
+        sealed = MANIFEST in entries
+        expected_names = {MANIFEST, *PAYLOADS}
+        for name, kind in sorted(entries.items()):
+            if kind == "link":
+                findings.append(_error(Code.FS_SYMLINK, name))
+            elif kind != "file":
+                findings.append(_error(Code.FS_SPECIAL_FILE, name))
+            elif name.endswith(PENDING_SUFFIX) and name[: -len(PENDING_SUFFIX)] in expected_names:
+                if sealed:
+                    findings.append(_error(Code.RECORD_PENDING_FILE, name))
+                else:
+                    findings.append(Finding(Code.RECORD_PENDING_FILE, Severity.INFO, name))
+            elif name not in expected_names:
+                findings.append(_error(Code.RECORD_UNEXPECTED_ENTRY, name))
+        if not sealed:
+            present = ", ".join(n for n in PAYLOADS if entries.get(n) == "file") or "none"
+            findings.append(_error(Code.RECORD_NO_MANIFEST, None, f"payloads present: {present}"))
+            return done()
+        if entries[MANIFEST] != "file":
+            return done()
+
+        try:
+            manifest_bytes = folder.read(MANIFEST, MAX_MANIFEST_BYTES)
+        except _Unsafe as exc:
+            findings.append(_error(exc.code, MANIFEST))
+            return done()
+        except OSError as exc:
+            findings.append(_error(Code.FS_UNREADABLE, MANIFEST, type(exc).__name__))
+            return done()
+        if len(manifest_bytes) > MAX_MANIFEST_BYTES:
+            findings.append(_error(Code.MANIFEST_TOO_LARGE, MANIFEST))
+            if receipt_checked:
+                findings.extend(_receipt_findings(receipt, None))
+            return done()
+        actual_receipt = hashlib.sha256(manifest_bytes).hexdigest()
+        if receipt_checked:
+            findings.extend(_receipt_findings(receipt, actual_receipt))
+
+        manifest, problem = parse_canonical(manifest_bytes)
+        if problem is not None:
+            code = {
+                "unparsable": Code.MANIFEST_UNPARSABLE,
+                "duplicate_key": Code.MANIFEST_DUPLICATE_KEY,
+                "not_canonical": Code.MANIFEST_NOT_CANONICAL,
+            }[problem]
+            findings.append(_error(code, MANIFEST))
+            return done()
+        expected, outcome, manifest_findings = _check_manifest(manifest, record_id)
+        findings.extend(manifest_findings)
+        if expected is None:
+            return done()
+
+        parsed: dict[str, dict[str, Any] | None] = {}
+        for name in PAYLOADS:
+            if name not in entries:
+                findings.append(_error(Code.PAYLOAD_MISSING, name))
+                continue
+            if entries[name] != "file":
+                continue
+            size, digest = expected[name]
+            try:
+                data = folder.read(name, size)
+            except _Unsafe as exc:
+                findings.append(_error(exc.code, name))
+                continue
+            except OSError as exc:
+                findings.append(_error(Code.FS_UNREADABLE, name, type(exc).__name__))
+                continue
+            if len(data) != size:
+                findings.append(_error(Code.PAYLOAD_SIZE_MISMATCH, name, f"expected {size} bytes"))
+                continue
+            if hashlib.sha256(data).hexdigest() != digest:
+                findings.append(_error(Code.PAYLOAD_DIGEST_MISMATCH, name))
+                continue
+            if name == "provider.json" and not full:
+                continue
+            parsed[name] = _strict_payload(name, data, findings)
+
+        for name in ("request.json", "response.json"):
+            value = parsed.get(name)
+            if value is not None and value.get("evidence_id") != record_id:
+                findings.append(
+                    _error(Code.IDENTITY_MISMATCH, name, "evidence_id differs from the folder name")
+                )
+        stored = parsed.get("response.json")
+        if stored is not None:
+            status = stored.get("status")
+            if status not in ("ok", "error"):
+                findings.append(
+                    _error(Code.PAYLOAD_INVALID, "response.json", 'status is not "ok" or "error"')
+                )
+            elif outcome is not None and status != outcome:
+                findings.append(
+                    _error(Code.OUTCOME_MISMATCH, MANIFEST, "outcome differs from response status")
+                )
+            response = stored
+        request = parsed.get("request.json")
+    return done()
+
+
+def open_record(
+    root: str | os.PathLike[str],
+    evidence_id: object,
+    receipt: object = None,
+    *,
+    full: bool = False,
+) -> RecordResult:
+    """Open a record by evidence ID under *root*, as ``get_evidence`` does.
+
+    The ID is checked with a full match before the file system is touched, so
+    a path-traversal attempt never reaches ``open``.
+    """
+    if not is_evidence_id(evidence_id):
+        shown = evidence_id if isinstance(evidence_id, str) else ""
+        return RecordResult(
+            evidence_id=shown,
+            path="",
+            outcome=Outcome.INVALID_EVIDENCE_ID,
+            findings=(),
+            receipt_checked=receipt is not None,
+        )
+    return verify_record(os.path.join(os.fspath(root), evidence_id), receipt, full=full)
+
+
+def _near_miss(name: str) -> bool:
+    stripped = name.strip()
+    return len(stripped) in (31, 32, 33) and re.fullmatch(r"[0-9a-fA-F]+", stripped) is not None
+
+
+def verify_root(
+    root: str | os.PathLike[str],
+    receipts: Mapping[str, object] | None = None,
+    *,
+    full: bool = False,
+) -> RootResult:
+    """Verify every record under an evidence root.
+
+    Entries whose names are not evidence IDs are reported as warnings, never
+    opened as records; ``.notanda/`` is reserved for the log and lock files.
+    """
+    text_root = os.fspath(root)
+    receipts = receipts or {}
+    findings: list[Finding] = []
+    records: list[RecordResult] = []
+    with os.scandir(text_root) as scan:
+        names = sorted(entry.name for entry in scan)
+    for name in names:
+        if name == RESERVED_DIR:
+            continue
+        if is_evidence_id(name):
+            records.append(
+                verify_record(os.path.join(text_root, name), receipts.get(name), full=full)
+            )
+        else:
+            hint = "looks like an evidence ID but is not one" if _near_miss(name) else None
+            findings.append(Finding(Code.ROOT_STRAY_ENTRY, Severity.WARNING, name, hint))
+    return RootResult(text_root, tuple(records), tuple(findings))
+
+
+def _is_record_path(path: str) -> bool:
+    return is_evidence_id(os.path.basename(os.path.normpath(path)))
+
+
+class UsageError(Exception):
+    """A command-line usage problem (exit code 2)."""
+
+
+def verify_paths(
+    paths: Sequence[str],
+    receipts: Mapping[str, object] | None = None,
+    *,
+    full: bool = False,
+) -> tuple[list[RecordResult], list[Finding]]:
+    """Verify record directories and evidence roots given on a command line.
+
+    Every receipt in *receipts* must match a record under *paths*; one for a
+    record that is not there is reported as ``record.missing``.
+
+    Raises:
+        UsageError: A PATH does not exist or holds no record at all.
+    """
+    receipts = dict(receipts or {})
+    results: dict[str, RecordResult] = {}
+    warnings: list[Finding] = []
+    for path in paths:
+        if _is_record_path(path):
+            if not os.path.lexists(path):
+                raise UsageError(f"{path}: no such record")
+            result = verify_record(path, receipts.get(_basename(path)), full=full)
+            results[result.evidence_id] = result
+            continue
+        if not os.path.isdir(path):
+            raise UsageError(f"{path}: not a record or an evidence root")
+        root = verify_root(path, receipts, full=full)
+        if not root.records:
+            raise UsageError(f"{path}: holds no evidence record")
+        for result in root.records:
+            results[result.evidence_id] = result
+        warnings.extend(root.findings)
+    for evidence_id in sorted(set(receipts) - set(results)):
+        results[evidence_id] = RecordResult(
+            evidence_id=evidence_id,
+            path="",
+            outcome=Outcome.NOT_FOUND,
+            findings=(_error(Code.RECORD_MISSING, None, "a receipt was given for it"),),
+            receipt_checked=True,
+        )
+    return [results[key] for key in sorted(results)], warnings
+
+
+def _basename(path: str) -> str:
+    return os.path.basename(os.path.normpath(path))
+
+
+# ---------------------------------------------------------------- reporting
+
+
+def exit_code(records: Iterable[RecordResult]) -> int:
+    """Return the documented exit code for a set of record results."""
+    incomplete = False
+    for record in records:
+        if any(
+            f.severity is Severity.ERROR and f.code not in _INCOMPLETE_CODES
+            for f in record.findings
+        ):
+            return 1
+        if record.outcome is Outcome.INCOMPLETE:
+            incomplete = True
+    return 3 if incomplete else 0
+
+
+def summary(records: Sequence[RecordResult]) -> dict[str, int]:
+    """Count the records per outcome."""
+    counts = {outcome.value: 0 for outcome in Outcome if outcome is not Outcome.INVALID_EVIDENCE_ID}
+    for record in records:
+        counts[record.outcome.value] += 1
+    counts["records"] = len(records)
+    return counts
+
+
+def report_json(
+    records: Sequence[RecordResult], warnings: Sequence[Finding], *, full: bool
+) -> dict[str, Any]:
+    """Build the versioned ``--json`` report."""
+    return {
+        "format": "notanda-evidence-verify",
+        "format_version": REPORT_FORMAT_VERSION,
+        "pass": "full" if full else "default",
+        "records": [record.to_json() for record in records],
+        "summary": {**summary(records), "exit_code": exit_code(records)},
+        "verifier": {"name": VERIFIER_NAME, "version": VERIFIER_VERSION},
+        "warnings": [finding.to_json() for finding in warnings],
+    }
+
+
+def report_text(
+    records: Sequence[RecordResult], warnings: Sequence[Finding], *, full: bool
+) -> Iterator[str]:
+    """Yield the human-readable report line by line."""
+    for record in records:
+        anchor = (
+            " (receipt checked)" if record.receipt_checked and record.outcome is Outcome.OK else ""
+        )
+        yield f"{record.evidence_id}  {record.outcome.value}{anchor}"
+        for finding in record.findings:
+            where = f" [{finding.file}]" if finding.file else ""
+            detail = f": {finding.detail}" if finding.detail else ""
+            yield f"    {finding.severity.value} {finding.code.value}{where}{detail}"
+    for finding in warnings:
+        detail = f" ({finding.detail})" if finding.detail else ""
+        yield f"warning {finding.code.value}: {finding.file}{detail}"
+    counts = summary(records)
+    parts = [f"{counts[o.value]} {o.value}" for o in Outcome if counts.get(o.value)]
+    pass_name = "full" if full else "default"
+    yield f"{counts['records']} record(s), {pass_name} pass: " + (", ".join(parts) or "none")
+
+
+def read_receipts_file(path: str) -> dict[str, str]:
+    """Read a receipts file: one ``EVIDENCE_ID RECEIPT`` pair per line.
+
+    Blank lines and lines starting with ``#`` are ignored.
+
+    Raises:
+        UsageError: The file cannot be read or a line is malformed.
+    """
+    try:
+        with open(path, encoding="utf-8") as stream:
+            lines = stream.read().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read receipts ({type(exc).__name__})") from exc
+    receipts: dict[str, str] = {}
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        parts = text.split()
+        if len(parts) != 2 or not is_evidence_id(parts[0]):
+            raise UsageError(f"{path}:{number}: expected 'EVIDENCE_ID RECEIPT'")
+        if parts[0] in receipts and receipts[parts[0]] != parts[1]:
+            raise UsageError(f"{path}:{number}: two different receipts for {parts[0]}")
+        receipts[parts[0]] = parts[1]
+    return receipts
+
+
+def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``verify`` options shared by this file and the package CLI."""
+    parser.add_argument(
+        "paths", nargs="+", metavar="PATH", help="record directory or evidence root"
+    )
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--receipt", metavar="R", help="receipt for the single record PATH")
+    group.add_argument(
+        "--receipts", metavar="FILE", help="file of 'EVIDENCE_ID RECEIPT' lines for many records"
+    )
+    parser.add_argument("--full", action="store_true", help="also parse provider.json strictly")
+    parser.add_argument("--json", action="store_true", help="print the versioned JSON report")
+
+
+def run_verify(args: argparse.Namespace, out: Any = None, err: Any = None) -> int:
+    """Run a parsed ``verify`` command line and return its exit code."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        receipts: dict[str, object] = {}
+        if args.receipt is not None:
+            if len(args.paths) != 1 or not _is_record_path(args.paths[0]):
+                raise UsageError("--receipt needs exactly one record PATH")
+            receipts[_basename(args.paths[0])] = args.receipt
+        elif args.receipts is not None:
+            receipts.update(read_receipts_file(args.receipts))
+        records, warnings = verify_paths(args.paths, receipts, full=args.full)
+    except UsageError as exc:
+        print(f"error: {exc}", file=err)
+        return 2
+    except OSError as exc:
+        print(f"error: cannot read {exc.filename or 'a PATH'} ({type(exc).__name__})", file=err)
+        return 2
+    if args.json:
+        json.dump(report_json(records, warnings, full=args.full), out, sort_keys=True, indent=2)
+        out.write("\n")
+    else:
+        for line in report_text(records, warnings, full=args.full):
+            print(line, file=out)
+    return exit_code(records)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the stand-alone verifier's command line."""
+    parser = argparse.ArgumentParser(
+        prog="verify_file.py",
+        description="Verify Notanda evidence records (schema version 1) with the stdlib only.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {VERIFIER_VERSION}")
+    add_verify_arguments(parser)
+    args = parser.parse_args(argv)
+    return run_verify(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

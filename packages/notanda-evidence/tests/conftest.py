@@ -1,0 +1,34 @@
+"""Shared fixtures: the golden vectors, materialised into a temporary folder."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+VECTORS = Path(__file__).resolve().parent / "vectors"
+
+
+def load_expected() -> dict[str, Any]:
+    return json.loads((VECTORS / "expected.json").read_text(encoding="utf-8"))
+
+
+EXPECTED = load_expected()
+
+
+@pytest.fixture
+def materialize(tmp_path: Path) -> Callable[[str], Path]:
+    """Copy one vector case (links kept, empty folders made) and return its root."""
+
+    def make(case: str) -> Path:
+        target = tmp_path / case
+        shutil.copytree(VECTORS / "cases" / case, target, symlinks=True)
+        for folder in EXPECTED["cases"][case]["empty_dirs"]:
+            (target / folder).mkdir(parents=True, exist_ok=True)
+        return target
+
+    return make

@@ -1,0 +1,119 @@
+"""Run by ``nox -s stdlib`` in a venv that holds only the notanda-evidence wheel.
+
+Checks that nothing else was installed, then runs the installed verifier over
+every golden vector in five ways and requires identical verdicts, equal to
+the expected ones:
+
+* ``python -I -m notanda_evidence verify``
+* ``python -O -m notanda_evidence verify`` and with ``PYTHONOPTIMIZE=2``
+  (assert statements would vanish here; verdicts must not change)
+* ``PYTHONPATH=<site-packages> python -S -m notanda_evidence verify``
+* ``python -I -S verify_file.py`` on a copy of the single file
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+#: Tools a virtual environment may be seeded with; anything else is a dependency.
+SEED_TOOLS = {"pip", "setuptools", "wheel"}
+
+
+def fail(message: str) -> None:
+    print(f"stdlib check FAILED: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--vectors", type=Path, required=True)
+    args = parser.parse_args()
+
+    installed = {d.metadata["Name"].lower() for d in importlib.metadata.distributions()}
+    if installed - SEED_TOOLS != {"notanda-evidence"}:
+        fail(f"the venv holds more than the evidence wheel: {sorted(installed)}")
+    import notanda_evidence
+
+    site_packages = sysconfig.get_paths()["purelib"]
+    if not Path(notanda_evidence.__file__).resolve().is_relative_to(Path(site_packages).resolve()):
+        fail(f"notanda_evidence imported from {notanda_evidence.__file__}, not site-packages")
+
+    expected = json.loads((args.vectors / "expected.json").read_text(encoding="utf-8"))
+    with tempfile.TemporaryDirectory(prefix="stdlib-check-") as tmp:
+        work = Path(tmp)
+        roots = []
+        receipts = {}
+        for case, entry in sorted(expected["cases"].items()):
+            target = work / "cases" / case
+            shutil.copytree(args.vectors / "cases" / case, target, symlinks=True)
+            for folder in entry["empty_dirs"]:
+                (target / folder).mkdir(parents=True, exist_ok=True)
+            roots.append(str(target))
+            receipts.update(
+                {i: r["receipt"] for i, r in entry["records"].items() if "receipt" in r}
+            )
+        receipts_file = work / "receipts.txt"
+        receipts_file.write_text(
+            "".join(f"{i} {r}\n" for i, r in receipts.items()), encoding="utf-8"
+        )
+        single = work / "copied" / "verify_file.py"
+        single.parent.mkdir()
+        shutil.copyfile(Path(notanda_evidence.__file__).with_name("verify_file.py"), single)
+
+        python = sys.executable
+        base_env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        ways = {
+            "-I -m": ([python, "-I", "-m", "notanda_evidence", "verify"], base_env),
+            "-O -m": ([python, "-O", "-m", "notanda_evidence", "verify"], base_env),
+            "PYTHONOPTIMIZE=2": (
+                [python, "-m", "notanda_evidence", "verify"],
+                {**base_env, "PYTHONOPTIMIZE": "2"},
+            ),
+            "-S with PYTHONPATH": (
+                [python, "-S", "-m", "notanda_evidence", "verify"],
+                {**base_env, "PYTHONPATH": site_packages},
+            ),
+            "-I -S verify_file.py": ([python, "-I", "-S", str(single)], base_env),
+        }
+        for full in (False, True):
+            pass_name = "full" if full else "default"
+            want = {
+                evidence_id: record[pass_name]["outcome"]
+                for entry in expected["cases"].values()
+                for evidence_id, record in entry["records"].items()
+            }
+            reports = {}
+            for name, (command, env) in ways.items():
+                argv = [*command, *roots, "--json", "--receipts", str(receipts_file)]
+                if full:
+                    argv.append("--full")
+                done = subprocess.run(
+                    argv, capture_output=True, text=True, env=env, cwd=work, check=False
+                )
+                if done.returncode != 1:
+                    fail(f"{name} ({pass_name}): exit {done.returncode}, expected 1\n{done.stderr}")
+                records = json.loads(done.stdout)["records"]
+                got = {r["evidence_id"]: r["outcome"] for r in records}
+                if got != want:
+                    wrong = sorted(k for k in want if got.get(k) != want[k])
+                    fail(f"{name} ({pass_name}): unexpected verdicts for {wrong}")
+                reports[name] = records
+            first = next(iter(reports.values()))
+            for name, records in reports.items():
+                if records != first:
+                    fail(f"{name} ({pass_name}) disagrees with the other ways")
+            print(f"{pass_name} pass: {len(want)} records, same verdicts under {', '.join(ways)}")
+    print("stdlib check passed: only notanda-evidence installed; verdicts identical")
+
+
+if __name__ == "__main__":
+    main()

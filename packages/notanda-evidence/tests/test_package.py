@@ -1,0 +1,56 @@
+"""The package's shape: its public names, its version, and that it needs only the stdlib."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import notanda_evidence
+
+
+def test_public_names_are_exactly_all() -> None:
+    public = {name for name in dir(notanda_evidence) if not name.startswith("_")}
+    modules = {"verify_file"}
+    assert public - modules == set(notanda_evidence.__all__) - {"__version__"}
+    assert len(notanda_evidence.__all__) == len(set(notanda_evidence.__all__))
+
+
+def test_version_is_the_single_literal() -> None:
+    from notanda_evidence import _version, verify_file
+
+    assert notanda_evidence.__version__ == _version.__version__ == verify_file.VERIFIER_VERSION
+
+
+def test_importing_loads_nothing_outside_the_standard_library() -> None:
+    """Every module loaded by importing the package and its CLI is stdlib or the package."""
+    code = (
+        "import json, sys\n"
+        "import notanda_evidence, notanda_evidence._cli\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    loaded = json.loads(out.stdout)
+    foreign = [
+        name
+        for name in loaded
+        if name.split(".")[0] not in sys.stdlib_module_names
+        and name.split(".")[0] != "notanda_evidence"
+        and name not in {"__main__", "__mp_main__"}
+        # Interpreter start-up hooks that venv tools install, not imports of ours.
+        and not name.startswith(("_distutils_hack", "_virtualenv"))
+    ]
+    assert foreign == []
+
+
+def test_project_declares_no_dependencies() -> None:
+    from importlib.metadata import requires
+
+    assert not requires("notanda-evidence")

@@ -1,0 +1,259 @@
+"""The verifier beyond the vectors: IDs, special files, precedence, the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import EXPECTED
+from notanda_evidence import (
+    EvidenceStore,
+    Outcome,
+    VerificationError,
+    _cli,
+    open_record,
+    verify_file,
+    verify_or_raise,
+    verify_record,
+    verify_root,
+)
+
+
+def sealed(root: Path) -> tuple[str, str]:
+    writer = EvidenceStore(root).create()
+    writer.write_request({"evidence_id": writer.evidence_id})
+    writer.write_provider({"p": 1})
+    writer.write_response({"evidence_id": writer.evidence_id, "status": "ok", "results": []})
+    return writer.evidence_id, writer.seal().receipt
+
+
+@pytest.mark.parametrize(
+    "bad_id",
+    [
+        "../" + "a" * 29,
+        "a" * 31,
+        "a" * 33,
+        "A" * 32,
+        "a" * 32 + "\n",
+        "\n" + "a" * 32,
+        "g" * 32,
+        "",
+        None,
+        32,
+        ["a" * 32],
+        "/etc/passwd",
+        "..",
+        "a" * 16 + "/" + "a" * 15,
+    ],
+)
+def test_invalid_ids_are_refused_before_the_file_system_is_touched(
+    tmp_path: Path, bad_id: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_fs(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the file system was touched")
+
+    monkeypatch.setattr(verify_file.os, "open", no_fs)
+    monkeypatch.setattr(verify_file.os, "lstat", no_fs)
+    monkeypatch.setattr(verify_file.os, "scandir", no_fs)
+    result = open_record(tmp_path, bad_id)
+    assert result.outcome is Outcome.INVALID_EVIDENCE_ID
+
+
+def test_open_record_returns_the_stored_response(tmp_path: Path) -> None:
+    evidence_id, receipt = sealed(tmp_path)
+    result = open_record(tmp_path, evidence_id, receipt)
+    assert result.outcome is Outcome.OK
+    assert result.response == {"evidence_id": evidence_id, "status": "ok", "results": []}
+    assert result.receipt_checked
+
+
+def test_not_found(tmp_path: Path) -> None:
+    assert open_record(tmp_path, "0" * 32).outcome is Outcome.NOT_FOUND
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_payload_is_reported_and_never_blocks(tmp_path: Path) -> None:
+    evidence_id, _ = sealed(tmp_path)
+    record = tmp_path / evidence_id
+    (record / "provider.json").unlink()
+    os.mkfifo(record / "provider.json")
+    outcome: list[object] = []
+    thread = threading.Thread(target=lambda: outcome.append(verify_record(record, full=True)))
+    thread.start()
+    thread.join(timeout=10)
+    assert not thread.is_alive(), "the verifier blocked on a FIFO"
+    [result] = outcome
+    assert isinstance(result, verify_file.RecordResult)
+    assert result.outcome is Outcome.INTEGRITY_FAILURE
+    assert [f.code.value for f in result.findings] == ["fs.special_file"]
+
+
+def test_a_subdirectory_inside_a_record_is_a_special_entry(tmp_path: Path) -> None:
+    evidence_id, _ = sealed(tmp_path)
+    (tmp_path / evidence_id / "nested").mkdir()
+    result = verify_record(tmp_path / evidence_id)
+    assert [f.code.value for f in result.findings] == ["fs.special_file"]
+
+
+def test_a_regular_file_named_like_a_record(tmp_path: Path) -> None:
+    (tmp_path / ("c" * 32)).write_text("not a folder")
+    result = open_record(tmp_path, "c" * 32)
+    assert result.outcome is Outcome.INTEGRITY_FAILURE
+    assert [f.code.value for f in result.findings] == ["fs.special_file"]
+
+
+def test_precedence_receipt_over_version_over_integrity(
+    materialize: Callable[[str], Path],
+) -> None:
+    """With several problems at once, the documented precedence picks the outcome."""
+    root = materialize("schema_version_2")
+    [evidence_id] = EXPECTED["cases"]["schema_version_2"]["records"]
+    assert open_record(root, evidence_id).outcome is Outcome.UNSUPPORTED_SCHEMA_VERSION
+    assert open_record(root, evidence_id, "0" * 64).outcome is Outcome.RECEIPT_MISMATCH
+    (root / evidence_id / "extra.txt").write_text("x")
+    both = open_record(root, evidence_id)
+    assert both.outcome is Outcome.UNSUPPORTED_SCHEMA_VERSION
+    assert {f.code.value for f in both.findings} == {
+        "record.unexpected_entry",
+        "manifest.unsupported_version",
+    }
+
+
+def test_incomplete_wins_over_a_receipt(materialize: Callable[[str], Path]) -> None:
+    root = materialize("incomplete_all_payloads")
+    [evidence_id] = EXPECTED["cases"]["incomplete_all_payloads"]["records"]
+    assert open_record(root, evidence_id, "0" * 64).outcome is Outcome.INCOMPLETE
+
+
+def test_all_findings_are_listed_not_only_the_first(tmp_path: Path) -> None:
+    evidence_id, _ = sealed(tmp_path)
+    record = tmp_path / evidence_id
+    (record / "notes.txt").write_text("x")
+    (record / "request.json").write_bytes(b"{}\n")
+    (record / "provider.json").unlink()
+    codes = sorted(f.code.value for f in verify_record(record).findings)
+    assert codes == ["payload.missing", "payload.size_mismatch", "record.unexpected_entry"]
+
+
+def test_verify_or_raise(tmp_path: Path) -> None:
+    evidence_id, receipt = sealed(tmp_path)
+    assert verify_or_raise(tmp_path / evidence_id, receipt).outcome is Outcome.OK
+    with pytest.raises(VerificationError) as caught:
+        verify_or_raise(tmp_path / evidence_id, "f" * 64)
+    assert caught.value.result.outcome is Outcome.RECEIPT_MISMATCH
+    assert "receipt.mismatch" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "ok",
+        "flip_response",
+        "symlink_payload",
+        "symlink_record",
+        "incomplete_pending_zero",
+        "extra_file",
+    ],
+)
+def test_windows_code_path_gives_the_same_verdicts(
+    case: str, materialize: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = materialize(case)
+    posix = {r.evidence_id: (r.outcome, r.findings) for r in verify_root(root).records}
+    monkeypatch.setattr(verify_file, "USE_DIR_FD", False)
+    path_based = {r.evidence_id: (r.outcome, r.findings) for r in verify_root(root).records}
+    assert path_based == posix
+
+
+def test_root_warnings_name_stray_entries(materialize: Callable[[str], Path]) -> None:
+    result = verify_root(materialize("stray_root_entries"))
+    warnings = {f.file: f.detail for f in result.findings}
+    assert set(warnings) == {
+        "notes.txt",
+        "41EF11E206E11213AD3A37F42557A473",
+        "41ef11e206e11213ad3a37f42557a4730",
+    }
+    assert warnings["notes.txt"] is None
+    assert (
+        warnings["41EF11E206E11213AD3A37F42557A473"] == "looks like an evidence ID but is not one"
+    )
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = _cli.main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_cli_receipt_needs_exactly_one_record(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    evidence_id, receipt = sealed(tmp_path)
+    assert run(["verify", str(tmp_path), "--receipt", receipt], capsys)[0] == 2
+    code, out, _ = run(["verify", str(tmp_path / evidence_id), "--receipt", receipt], capsys)
+    assert code == 0
+    assert "ok (receipt checked)" in out
+
+
+def test_cli_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert run(["verify", str(empty)], capsys)[0] == 2
+    assert run(["verify", str(tmp_path / "missing")], capsys)[0] == 2
+    assert run(["verify", str(tmp_path / ("d" * 32))], capsys)[0] == 2
+    bad = tmp_path / "receipts.txt"
+    bad.write_text("not a receipt line\n")
+    (tmp_path / "root").mkdir()
+    sealed(tmp_path / "root")
+    code, _, err = run(["verify", str(tmp_path / "root"), "--receipts", str(bad)], capsys)
+    assert code == 2
+    assert "receipts.txt:1" in err
+    with pytest.raises(SystemExit) as exited:
+        _cli.main(["verify"])
+    assert exited.value.code == 2
+
+
+def test_cli_receipts_file_with_comments_and_conflicts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    evidence_id, receipt = sealed(tmp_path)
+    good = tmp_path.parent / "good-receipts.txt"
+    good.write_text(f"# held by the author\n\n{evidence_id} {receipt}\n")
+    assert run(["verify", str(tmp_path), "--receipts", str(good)], capsys)[0] == 0
+    conflict = tmp_path.parent / "conflict-receipts.txt"
+    conflict.write_text(f"{evidence_id} {receipt}\n{evidence_id} {'0' * 64}\n")
+    assert run(["verify", str(tmp_path), "--receipts", str(conflict)], capsys)[0] == 2
+
+
+def test_cli_text_report_and_version(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    evidence_id, _ = sealed(tmp_path)
+    shutil.copytree(tmp_path / evidence_id, tmp_path / ("e" * 32))
+    code, out, _ = run(["verify", str(tmp_path)], capsys)
+    assert code == 1
+    assert f"{evidence_id}  ok" in out
+    assert "identity.mismatch" in out
+    assert out.rstrip().endswith("2 record(s), default pass: 1 integrity_failure, 1 ok")
+    with pytest.raises(SystemExit):
+        _cli.main(["--version"])
+    assert "notanda-evidence 0.2.0b1" in capsys.readouterr().out
+
+
+def test_cli_json_report_never_echoes_payload_content(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    writer = EvidenceStore(tmp_path).create()
+    writer.write_request(
+        {"evidence_id": writer.evidence_id, "query": "my private medical question"}
+    )
+    writer.write_provider({})
+    writer.write_response({"evidence_id": writer.evidence_id, "status": "ok"})
+    writer.seal()
+    code, out, _ = run(["verify", str(tmp_path), "--json", "--full"], capsys)
+    assert code == 0
+    assert "private medical" not in out
+    assert json.loads(out)["pass"] == "full"
