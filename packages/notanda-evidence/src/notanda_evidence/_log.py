@@ -361,7 +361,12 @@ class EvidenceLog:
                 raise OSError(errno.ELOOP, "not a folder")
             return -1
         flags = os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW | _CLOEXEC
-        return os.open(self.folder, flags)
+        try:
+            return os.open(self.folder, flags)
+        except OSError as exc:
+            if self.folder.is_symlink():  # Linux says ENOTDIR for a link with O_DIRECTORY.
+                raise OSError(errno.ELOOP, "a link") from exc
+            raise
 
     def append(
         self,

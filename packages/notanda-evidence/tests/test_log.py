@@ -1,0 +1,370 @@
+"""The log: appends, heads, concurrency, torn tails, audit verdicts and the mutation harness."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import multiprocessing
+import os
+import random
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from notanda_evidence import (
+    EntryType,
+    EvidenceLog,
+    EvidenceLogError,
+    EvidenceStore,
+    Head,
+    Stage,
+    _cli,
+    _log,
+    _merkle,
+    audit,
+)
+from test_vectors import _tree
+
+VECTORS = Path(__file__).resolve().parent / "vectors"
+LOG_EXPECTED = json.loads((VECTORS / "log-expected.json").read_text(encoding="utf-8"))
+LOG_CASES = sorted(LOG_EXPECTED["cases"])
+
+
+@pytest.fixture
+def log_case(tmp_path: Path) -> Callable[[str], Path]:
+    def make(case: str) -> Path:
+        target = tmp_path / case
+        shutil.copytree(VECTORS / "log-cases" / case, target, symlinks=True)
+        for folder in LOG_EXPECTED["cases"][case]["empty_dirs"]:
+            (target / folder).mkdir(parents=True, exist_ok=True)
+        return target
+
+    return make
+
+
+def sealed(root: Path, log: EvidenceLog | None = None) -> tuple[str, str]:
+    writer = EvidenceStore(root).create()
+    writer.write_request({"evidence_id": writer.evidence_id})
+    writer.write_provider({})
+    writer.write_response({"evidence_id": writer.evidence_id, "status": "ok", "results": []})
+    seal = writer.seal()
+    if log is not None:
+        log.append(seal.evidence_id, seal.receipt)
+    return seal.evidence_id, seal.receipt
+
+
+def test_the_generator_reproduces_the_log_vectors(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("generate_log", VECTORS / "generate_log.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.generate(tmp_path)
+    assert (tmp_path / "log-expected.json").read_bytes() == (
+        VECTORS / "log-expected.json"
+    ).read_bytes()
+    assert _tree(tmp_path / "log-cases") == _tree(VECTORS / "log-cases")
+
+
+@pytest.mark.parametrize("case", LOG_CASES)
+def test_audit_verdicts(case: str, log_case: Callable[[str], Path]) -> None:
+    root = log_case(case)
+    expected = LOG_EXPECTED["cases"][case]
+    result = audit(root)
+    codes = sorted(
+        f.code.value for f in result.log_findings if f.severity.value in ("error", "warning")
+    )
+    assert (result.exit_code, codes) == (expected["exit"], expected["codes"])
+    if "held" in expected:
+        held = audit(root, held=Head.parse(expected["held"]["head"]))
+        head_codes = sorted(
+            f.code.value for f in held.log_findings if f.code.value.startswith("head.")
+        )
+        assert held.exit_code == expected["held"]["exit"]
+        assert head_codes == expected["held"]["codes"]
+
+
+@pytest.mark.parametrize("case", LOG_CASES)
+def test_audit_cli_exit_codes_and_json(
+    case: str, log_case: Callable[[str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = log_case(case)
+    expected = LOG_EXPECTED["cases"][case]
+    assert _cli.main(["audit", str(root), "--json"]) == expected["exit"]
+    report = json.loads(capsys.readouterr().out)
+    assert report["format"] == "notanda-evidence-audit"
+    assert report["summary"]["exit_code"] == expected["exit"]
+    if "held" in expected:
+        code = _cli.main(["audit", str(root), "--head", expected["held"]["head"]])
+        assert code == expected["held"]["exit"]
+
+
+def test_appends_return_heads_that_match_an_independent_tree(tmp_path: Path) -> None:
+    log = EvidenceLog(tmp_path)
+    lines = []
+    for _ in range(7):
+        evidence_id, receipt = sealed(tmp_path)
+        result = log.append(evidence_id, receipt)
+        lines.append(result.entry.line)
+        root = _merkle.root_of([_merkle.leaf_hash(line) for line in lines])
+        assert result.head == Head(len(lines), root.hex())
+    assert log.head() == result.head
+    data = (tmp_path / ".notanda" / "log.jsonl").read_bytes()
+    assert data == b"".join(line + b"\n" for line in lines)
+    assert audit(tmp_path).exit_code == 0
+
+
+def test_a_second_log_object_sees_entries_written_by_the_first(tmp_path: Path) -> None:
+    first, second = EvidenceLog(tmp_path), EvidenceLog(tmp_path)
+    evidence_id, receipt = sealed(tmp_path, first)
+    assert second.lookup(evidence_id) == [(0, EntryType.SEALED, receipt)]
+    other_id, other_receipt = sealed(tmp_path)
+    appended = second.append(other_id, other_receipt)
+    assert appended.entry.index == 1
+    assert appended.entry.prev != "0" * 64
+    assert first.head() == appended.head
+
+
+def test_after_log_append_stage_is_reported(tmp_path: Path) -> None:
+    seen: list[tuple[Stage, str]] = []
+    log = EvidenceLog(tmp_path, on_stage=lambda stage, i: seen.append((stage, i)))
+    evidence_id, _ = sealed(tmp_path, log)
+    assert seen == [(Stage.AFTER_LOG_APPEND, evidence_id)]
+
+
+def test_log_files_are_private(tmp_path: Path) -> None:
+    sealed(tmp_path, EvidenceLog(tmp_path))
+    folder = tmp_path / ".notanda"
+    assert folder.stat().st_mode & 0o777 == 0o700
+    assert (folder / "log.jsonl").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_torn_tail_is_set_aside_and_repaired_explicitly(tmp_path: Path) -> None:
+    log = EvidenceLog(tmp_path)
+    sealed(tmp_path, log)
+    path = tmp_path / ".notanda" / "log.jsonl"
+    with path.open("ab") as stream:
+        stream.write(b'{"evidence_id":"half')
+    assert audit(tmp_path).exit_code == 3
+    sealed(tmp_path, EvidenceLog(tmp_path))
+    torn = list((tmp_path / ".notanda").glob("torn-*"))
+    assert [p.read_bytes() for p in torn] == [b'{"evidence_id":"half']
+    assert audit(tmp_path).exit_code == 0
+
+
+def test_a_log_truncated_behind_a_writers_back_is_refused(tmp_path: Path) -> None:
+    log = EvidenceLog(tmp_path)
+    sealed(tmp_path, log)
+    sealed(tmp_path, log)
+    path = tmp_path / ".notanda" / "log.jsonl"
+    path.write_bytes(path.read_bytes().split(b"\n")[0] + b"\n")
+    evidence_id, receipt = sealed(tmp_path)
+    with pytest.raises(EvidenceLogError) as caught:
+        log.append(evidence_id, receipt)
+    assert caught.value.reason == "log_shrunk"
+
+
+def test_a_symlinked_log_folder_is_refused(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    root = tmp_path / "root"
+    root.mkdir()
+    os.symlink(elsewhere, root / ".notanda")
+    evidence_id, receipt = sealed(root)
+    with pytest.raises(EvidenceLogError) as caught:
+        EvidenceLog(root).append(evidence_id, receipt)
+    assert caught.value.reason == "symlink"
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_failed_write_leaves_no_partial_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    log = EvidenceLog(tmp_path)
+    sealed(tmp_path, log)
+    before = (tmp_path / ".notanda" / "log.jsonl").read_bytes()
+    real_write = os.write
+
+    def half(fd: int, data: bytes) -> int:
+        real_write(fd, data[:5])
+        raise OSError(errno.ENOSPC, "full")
+
+    evidence_id, receipt = sealed(tmp_path)
+    monkeypatch.setattr(_log.os, "write", half)
+    with pytest.raises(EvidenceLogError) as caught:
+        log.append(evidence_id, receipt)
+    monkeypatch.undo()
+    assert caught.value.reason == "no_space"
+    assert (tmp_path / ".notanda" / "log.jsonl").read_bytes() == before
+    assert log.append(evidence_id, receipt).entry.index == 1
+
+
+def test_windows_code_path_appends_the_same_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_log, "USE_DIR_FD", False)
+    log = EvidenceLog(tmp_path)
+    for _ in range(3):
+        sealed(tmp_path, log)
+    monkeypatch.undo()
+    assert audit(tmp_path).exit_code == 0
+    assert log.head().size == 3
+
+
+def _append_many(root: str, count: int) -> list[str]:
+    log = EvidenceLog(root)
+    ids = []
+    for _ in range(count):
+        evidence_id, receipt = sealed(Path(root))
+        log.append(evidence_id, receipt)
+        ids.append(evidence_id)
+    return ids
+
+
+def test_appends_from_several_processes_lose_nothing_and_never_fork(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(4) as pool:
+        batches = pool.starmap(_append_many, [(str(tmp_path), 25)] * 4)
+    result = audit(tmp_path)
+    assert result.exit_code == 0
+    assert len(result.entries) == 100
+    assert sorted(e.evidence_id for e in result.entries) == sorted(i for b in batches for i in b)
+    assert [e.index for e in result.entries] == list(range(100))
+
+
+def test_lookup_by_id(tmp_path: Path) -> None:
+    log = EvidenceLog(tmp_path)
+    evidence_id, receipt = sealed(tmp_path, log)
+    assert log.lookup(evidence_id) == [(0, EntryType.SEALED, receipt)]
+    assert log.lookup("0" * 32) == []
+
+
+def test_head_parsing() -> None:
+    head = Head.parse("12:" + "ab" * 32)
+    assert (head.size, str(head)) == (12, "12:" + "ab" * 32)
+    for bad in ("12", "x:" + "ab" * 32, "12:" + "AB" * 32, "12:abc", "-1:" + "ab" * 32):
+        with pytest.raises(ValueError, match="SIZE:ROOT"):
+            Head.parse(bad)
+
+
+# --------------------------------------------------------------- mutations
+
+
+def _mutations(
+    root: Path, rng: random.Random, count: int
+) -> list[tuple[str, Callable[[Path], None]]]:
+    files = sorted(p.relative_to(root) for p in root.rglob("*") if p.is_file())
+    records = sorted(p.name for p in root.iterdir() if p.is_dir() and p.name != ".notanda")
+    log_lines = (root / ".notanda" / "log.jsonl").read_bytes().split(b"\n")[:-1]
+    made: list[tuple[str, Callable[[Path], None]]] = []
+    while len(made) < count:
+        kind = rng.choice(
+            [
+                "flip",
+                "flip",
+                "flip",
+                "truncate",
+                "delete_file",
+                "delete_record",
+                "swap_files",
+                "swap_lines",
+                "drop_line",
+            ]
+        )
+        if kind == "flip":
+            name = rng.choice(files)
+            size = (root / name).stat().st_size
+            offset, bit = rng.randrange(size), rng.randrange(8)
+
+            def flip(r: Path, name: Path = name, offset: int = offset, bit: int = bit) -> None:
+                data = bytearray((r / name).read_bytes())
+                data[offset] ^= 1 << bit
+                (r / name).write_bytes(bytes(data))
+
+            made.append((f"flip {name}@{offset}.{bit}", flip))
+        elif kind == "truncate":
+            name = rng.choice(files)
+            keep = rng.randrange((root / name).stat().st_size)
+            made.append(
+                (
+                    f"truncate {name} to {keep}",
+                    lambda r, name=name, keep=keep: (r / name).write_bytes(
+                        (r / name).read_bytes()[:keep]
+                    ),
+                )
+            )
+        elif kind == "delete_file":
+            name = rng.choice(files)
+            made.append((f"delete {name}", lambda r, name=name: (r / name).unlink()))
+        elif kind == "delete_record":
+            record = rng.choice(records)
+            made.append(
+                (f"delete record {record}", lambda r, record=record: shutil.rmtree(r / record))
+            )
+        elif kind == "swap_files":
+            a, b = rng.sample(records, 2)
+            name = rng.choice(["request.json", "provider.json", "response.json", "manifest.json"])
+
+            def swap(r: Path, a: str = a, b: str = b, name: str = name) -> None:
+                first, second = (r / a / name).read_bytes(), (r / b / name).read_bytes()
+                (r / a / name).write_bytes(second)
+                (r / b / name).write_bytes(first)
+
+            made.append((f"swap {name} of {a} and {b}", swap))
+        elif kind == "swap_lines":
+            i, j = sorted(rng.sample(range(len(log_lines)), 2))
+
+            def swap_lines(r: Path, i: int = i, j: int = j) -> None:
+                lines = list(log_lines)
+                lines[i], lines[j] = lines[j], lines[i]
+                (r / ".notanda" / "log.jsonl").write_bytes(b"".join(x + b"\n" for x in lines))
+
+            made.append((f"swap log lines {i} and {j}", swap_lines))
+        else:
+            i = rng.randrange(len(log_lines))
+            made.append(
+                (
+                    f"drop log line {i}",
+                    lambda r, i=i: (r / ".notanda" / "log.jsonl").write_bytes(
+                        b"".join(x + b"\n" for n, x in enumerate(log_lines) if n != i)
+                    ),
+                )
+            )
+    return made
+
+
+def test_mutation_harness_detects_everything_or_says_a_head_is_needed(
+    log_case: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """Random bit flips, truncations, deletions and swaps across records and log.
+
+    Each mutation must fail the audit; the only ones allowed to pass without a
+    held head are those that leave a consistent but different history (for
+    example a changed time in the last line), and the held head must catch
+    every one of them.
+    """
+    base = log_case("valid")
+    held = audit(base).head
+    rng = random.Random(20261129)
+    needs_head = 0
+    original = _tree(base)
+    applied = 0
+    for description, mutate in _mutations(base, rng, 300):
+        work = tmp_path / "work"
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(base, work)
+        mutate(work)
+        if _tree(work) == original:
+            continue  # swapping two identical files changes nothing
+        applied += 1
+        plain = audit(work).exit_code
+        anchored = audit(work, held=held).exit_code
+        assert anchored != 0, f"undetected even with the held head: {description}"
+        if plain == 0:
+            needs_head += 1
+            assert description.startswith(("flip .notanda", "truncate .notanda")), description
+    assert applied > 250
+    assert needs_head < 30
