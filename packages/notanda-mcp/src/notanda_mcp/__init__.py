@@ -1,0 +1,31 @@
+"""Notanda's local stdio MCP server: literature search where every search leaves evidence.
+
+Two tools, ``search_literature`` and ``get_evidence``. Every search is
+recorded, sealed and logged before it is answered (``docs/evidence-format.md``).
+``build_server`` is the documented test seam; importing this package stays
+cheap until it is called, because MCP clients wait for the server to start.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from ._server import NotandaServer, build_server
+    from ._service import NOTICE
+
+__all__ = ["NOTICE", "NotandaServer", "__version__", "build_server"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("NotandaServer", "build_server"):
+        from . import _server
+
+        return getattr(_server, name)
+    if name == "NOTICE":
+        from ._service import NOTICE
+
+        return NOTICE
+    raise AttributeError(f"module 'notanda_mcp' has no attribute {name!r}")

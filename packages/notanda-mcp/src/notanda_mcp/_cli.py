@@ -1,0 +1,140 @@
+"""The ``notanda-mcp`` command: the stdio server, and ``notanda-mcp doctor``.
+
+``notanda-mcp --evidence-dir DIR`` serves MCP on stdio. ``notanda-mcp doctor``
+checks a newcomer's set-up (``_doctor.py``). Exit codes (``docs/errors.md``):
+0 served until the client left (doctor: ready); 1 doctor found a problem;
+2 usage error, bad evidence directory or unusable configuration.
+
+Nothing heavy is imported before the arguments are checked and logging is in
+place, and the provider client is not imported until the first search.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ._version import __version__
+
+EXIT_OK = 0
+EXIT_PROBLEM = 1
+EXIT_USAGE = 2
+
+
+class _Usage(Exception):
+    pass
+
+
+def resolve_evidence_dir(text: str, *, create: bool) -> Path:
+    """Expand ``~``, refuse relative paths and files, create a missing folder (0700).
+
+    Raises:
+        _Usage: with a one-line message.
+    """
+    path = Path(os.path.expanduser(text))
+    if not path.is_absolute():
+        raise _Usage(
+            "--evidence-dir must be an absolute path: MCP clients start servers in "
+            "arbitrary working directories"
+        )
+    if path.exists() and not path.is_dir():
+        raise _Usage("--evidence-dir names a file, not a folder")
+    if create and not path.exists():
+        try:
+            path.mkdir(mode=0o700, parents=True)
+        except OSError as exc:
+            raise _Usage(f"cannot create the evidence folder ({type(exc).__name__})") from None
+    return path
+
+
+def check_configuration(env: dict[str, str] | None = None) -> None:
+    """Load the notanda core configuration once, failing with one line, never a traceback.
+
+    Raises:
+        _Usage: The configuration file is unreadable or invalid.
+    """
+    from notanda_openalex import ConfigurationError, load_core_config
+
+    try:
+        load_core_config(env)
+    except ConfigurationError as exc:
+        raise _Usage(f"unusable notanda configuration: {exc}") from None
+
+
+def _server_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="notanda-mcp",
+        description="Local stdio MCP server: OpenAlex literature search where every search "
+        "leaves a sealed, verifiable evidence record. Use 'notanda-mcp doctor' to check a set-up.",
+        epilog="The OpenAlex key is read from HARVESTER_OPENALEX_API_KEY or the owner-only "
+        "file named by HARVESTER_CONFIG; no argument accepts it.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--evidence-dir",
+        required=True,
+        metavar="DIR",
+        help="absolute path of the evidence root (created if missing)",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="warning",
+        choices=["debug", "info", "warning", "error"],
+        help="how much the server itself reports on stderr (default: warning)",
+    )
+    parser.add_argument(
+        "--search-slots",
+        type=int,
+        default=2,
+        metavar="N",
+        help="searches that may run at once (default: 2)",
+    )
+    return parser
+
+
+def _doctor_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="notanda-mcp doctor",
+        description="Check Python, the evidence folder and the configuration, then run an "
+        "offline end-to-end self-test (search, restart, retrieval, independent verification).",
+    )
+    parser.add_argument(
+        "--evidence-dir",
+        metavar="DIR",
+        help="the evidence root to probe (the self-test never writes there)",
+    )
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="also run one real OpenAlex search into DIR (needs network and a key)",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``notanda-mcp`` and return its exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["doctor"]:
+        from ._doctor import run_doctor
+
+        doctor_args = _doctor_parser().parse_args(args_list[1:])
+        return run_doctor(doctor_args.evidence_dir, live=doctor_args.live)
+    args = _server_parser().parse_args(args_list)
+    from ._logging import configure_logging
+
+    configure_logging(args.log_level)
+    try:
+        if args.search_slots < 1:
+            raise _Usage("--search-slots must be at least 1")
+        root = resolve_evidence_dir(args.evidence_dir, create=True)
+        check_configuration()
+    except _Usage as exc:
+        print(f"notanda-mcp: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    from ._server import build_server
+
+    build_server(root, search_slots=args.search_slots).run()
+    return EXIT_OK

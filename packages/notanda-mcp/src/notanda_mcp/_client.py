@@ -1,0 +1,179 @@
+"""``notanda-mcp-client``: a real stdio MCP client for the server, built on the SDK.
+
+It starts the installed server (or ``--server-command``), initializes, checks
+that exactly the two tools are offered, runs one search or one retrieval, and
+prints the tool's structured answer as JSON. After a search it reads the
+sealed record back through ``notanda_evidence`` and confirms that what the
+server returned is what it stored, once the fields added after sealing are set
+aside. ``--save-receipt FILE`` appends ``EVIDENCE_ID RECEIPT`` to a receipts
+file kept outside the evidence directory.
+
+Exit codes (``docs/errors.md``): 0 the tool succeeded; 1 the tool answered
+with an error (``isError``); 2 usage; 3 the server could not be reached or
+offered the wrong tools; 4 the returned result differs from the stored record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ._version import __version__
+
+EXIT_OK = 0
+EXIT_TOOL_ERROR = 1
+EXIT_USAGE = 2
+EXIT_UNREACHABLE = 3
+EXIT_MISMATCH = 4
+TOOL_NAMES = ("get_evidence", "search_literature")
+#: Fields a search adds to the stored response after sealing (``docs/evidence-format.md``).
+ADDED_AFTER_SEALING = ("receipt", "log_head", "log_index")
+PROTOCOLS = {"auto": "auto", "legacy": "legacy", "2026-07-28": "2026-07-28"}
+
+
+class _Unreachable(Exception):
+    pass
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="notanda-mcp-client",
+        description="Run one search or one retrieval against a Notanda MCP server over stdio.",
+        epilog="Exit codes: 0 ok, 1 the tool answered with an error, 2 usage, "
+        "3 server unreachable or wrong tools, 4 returned result differs from the stored record.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--evidence-dir",
+        required=True,
+        metavar="DIR",
+        help="the server's evidence root (absolute path)",
+    )
+    parser.add_argument(
+        "--server-command",
+        metavar="CMD",
+        help="start this command instead of the installed notanda-mcp",
+    )
+    action = parser.add_mutually_exclusive_group(required=True)
+    action.add_argument("--query", help="search for this")
+    action.add_argument("--id", dest="evidence_id", help="retrieve this evidence ID")
+    parser.add_argument("--limit", type=int, default=5, help="works to return (1 to 10)")
+    parser.add_argument("--receipt", help="with --id: the receipt you kept")
+    parser.add_argument(
+        "--protocol",
+        choices=sorted(PROTOCOLS),
+        default="auto",
+        help="protocol era to negotiate (default: auto)",
+    )
+    parser.add_argument(
+        "--save-receipt", metavar="FILE", help="append 'EVIDENCE_ID RECEIPT' to FILE after a search"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="seconds to wait for the answer (default: 60)",
+    )
+    return parser
+
+
+def _server_parameters(args: argparse.Namespace) -> Any:
+    from mcp import StdioServerParameters
+
+    if args.server_command:
+        command = shlex.split(args.server_command)
+        if not command:
+            raise ValueError("--server-command is empty")
+    else:
+        command = [sys.executable, "-m", "notanda_mcp", "--evidence-dir", args.evidence_dir]
+    # The server reads its key from the environment or HARVESTER_CONFIG; pass both on.
+    return StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+
+
+async def _session(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
+    from mcp import Client
+    from mcp_types import Implementation
+
+    mode: Any = PROTOCOLS[args.protocol]
+    client_info = Implementation(name="notanda-mcp-client", version=__version__)
+    async with Client(
+        _server_parameters(args),
+        mode=mode,
+        client_info=client_info,
+        read_timeout_seconds=args.timeout,
+    ) as client:
+        names = tuple(sorted(tool.name for tool in (await client.list_tools()).tools))
+        if names != TOOL_NAMES:
+            raise _Unreachable(f"the server offers {list(names)}, not {list(TOOL_NAMES)}")
+        if args.query is not None:
+            arguments: dict[str, Any] = {"query": args.query, "limit": args.limit}
+            result = await client.call_tool("search_literature", arguments)
+        else:
+            arguments = {"evidence_id": args.evidence_id}
+            if args.receipt is not None:
+                arguments["receipt"] = args.receipt
+            result = await client.call_tool("get_evidence", arguments)
+    content = result.structured_content
+    if not isinstance(content, dict):
+        raise _Unreachable("the server answered without structured content")
+    return content, bool(result.is_error)
+
+
+def stored_matches(evidence_dir: Path, content: dict[str, Any]) -> bool:
+    """Whether a search's answer equals its sealed ``response.json`` minus the added fields."""
+    from notanda_evidence import open_record
+
+    record = open_record(evidence_dir, content.get("evidence_id"), content.get("receipt"))
+    if not record or record.response is None:
+        return False
+    returned = {k: v for k, v in content.items() if k not in ADDED_AFTER_SEALING}
+    return returned == record.response
+
+
+def _first_error(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``notanda-mcp-client`` and return its exit code."""
+    import anyio
+
+    args = _parser().parse_args(argv)
+    evidence_dir = Path(os.path.expanduser(args.evidence_dir))
+    if not evidence_dir.is_absolute():
+        print("notanda-mcp-client: --evidence-dir must be an absolute path", file=sys.stderr)
+        return EXIT_USAGE
+    if args.receipt is not None and args.evidence_id is None:
+        print("notanda-mcp-client: --receipt goes with --id", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        content, is_error = anyio.run(_session, args)
+    except Exception as exc:  # the SDK wraps everything in exception groups
+        error = _first_error(exc)
+        detail = str(error) if isinstance(error, _Unreachable) else type(error).__name__
+        print(f"notanda-mcp-client: could not complete the call ({detail})", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    json.dump(content, sys.stdout, ensure_ascii=False, indent=2, sort_keys=True)
+    sys.stdout.write("\n")
+    if is_error:
+        return EXIT_TOOL_ERROR
+    if args.query is not None:
+        if not stored_matches(evidence_dir, content):
+            print(
+                "notanda-mcp-client: the returned result differs from the sealed record",
+                file=sys.stderr,
+            )
+            return EXIT_MISMATCH
+        if args.save_receipt:
+            with open(args.save_receipt, "a", encoding="utf-8") as stream:
+                stream.write(f"{content['evidence_id']} {content['receipt']}\n")
+    return EXIT_OK

@@ -1,0 +1,292 @@
+"""``notanda-mcp doctor``: the first command a newcomer runs.
+
+It checks, in order: the Python version; the evidence folder, if given
+(create, fsync and remove a file under ``DIR/.notanda/``, warn about tmpfs,
+network file systems and loose permissions); whether an OpenAlex key is
+configured (never printing it) and whether the configuration file is
+owner-only; then an offline end-to-end self-test in a temporary folder,
+never in DIR: a server process with the built-in fixture provider answers a
+search, a second process retrieves the record with its receipt, and the
+stand-alone verifier checks it under ``python -I -S``. ``--live`` adds one
+real search into DIR, whose failure is reported but does not change the exit
+code.
+
+Exit codes: 0 ready (warnings allowed); 1 the Python check, the folder probe
+or the self-test failed; 2 usage.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["run_doctor"]
+
+#: The oldest Python the packages declare (requires-python); checked at run time
+#: because an installer may have been forced past it.
+MINIMUM_PYTHON = (3, 11)
+
+#: File systems where fsync may not mean durable, or locks may not work.
+RISKY_FILESYSTEMS = {
+    "tmpfs": "is in memory: records vanish at reboot",
+    "ramfs": "is in memory: records vanish at reboot",
+    "nfs": "is a network file system: fsync and file locks may not be honoured",
+    "nfs4": "is a network file system: fsync and file locks may not be honoured",
+    "cifs": "is a network file system: fsync and file locks may not be honoured",
+    "smb3": "is a network file system: fsync and file locks may not be honoured",
+    "9p": "is a shared folder: fsync may not be honoured",
+    "fuse.sshfs": "is a network file system: fsync and file locks may not be honoured",
+    "virtiofs": "is a shared folder: fsync may not be honoured",
+}
+
+
+class _Report:
+    def __init__(self) -> None:
+        self.failed = False
+
+    def ok(self, text: str) -> None:
+        print(f"ok    {text}")
+
+    def warn(self, text: str) -> None:
+        print(f"warn  {text}")
+
+    def fail(self, text: str) -> None:
+        self.failed = True
+        print(f"FAIL  {text}")
+
+
+def _filesystem(path: Path) -> str | None:
+    """The type of the file system holding *path*, from /proc/self/mountinfo (Linux only)."""
+    try:
+        lines = Path("/proc/self/mountinfo").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    best, kind = "", None
+    target = str(path.resolve())
+    for line in lines:
+        left, _, right = line.partition(" - ")
+        fields = left.split()
+        if len(fields) < 5 or not right:
+            continue
+        mount = fields[4].replace("\\040", " ")
+        inside = target == mount or target.startswith(mount.rstrip("/") + "/")
+        if inside and len(mount) > len(best):
+            best, kind = mount, right.split()[0]
+    return kind
+
+
+def _check_python(report: _Report) -> None:
+    version = ".".join(map(str, sys.version_info[:3]))
+    supported = sys.version_info[:2] >= tuple(MINIMUM_PYTHON)
+    if supported:
+        report.ok(f"Python {version}")
+    else:
+        report.fail(f"Python {version}: 3.11 or newer is required")
+
+
+def _probe_folder(report: _Report, text: str) -> Path | None:
+    from ._cli import _Usage, resolve_evidence_dir
+
+    try:
+        path = resolve_evidence_dir(text, create=True)
+    except _Usage as exc:
+        report.fail(str(exc))
+        return None
+    reserved = path / ".notanda"
+    probe = reserved / f"doctor-probe-{os.getpid()}"
+    try:
+        reserved.mkdir(mode=0o700, exist_ok=True)
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, b"notanda doctor probe\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        probe.unlink()
+    except OSError as exc:
+        report.fail(f"cannot write and fsync in the evidence folder ({type(exc).__name__})")
+        return None
+    report.ok(f"evidence folder {path} is writable and fsync works")
+    kind = _filesystem(path)
+    if kind in RISKY_FILESYSTEMS:
+        report.warn(f"the evidence folder {RISKY_FILESYSTEMS[kind]} ({kind})")
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if os.name == "posix" and mode & 0o077:
+        report.warn(
+            f"the evidence folder is readable by others (mode {mode:o}); "
+            f"queries can be sensitive: chmod 700 {path}"
+        )
+    return path
+
+
+def _check_key(report: _Report) -> None:
+    from notanda_openalex import ConfigurationError, load_core_config
+
+    try:
+        config = load_core_config(None)
+    except ConfigurationError as exc:
+        report.warn(f"the notanda configuration is unusable: {exc}")
+        return
+    key = config.openalex.api_key
+    if isinstance(key, str) and key.strip():
+        report.ok("an OpenAlex API key is configured (not shown)")
+    elif config.openalex.allow_keyless:
+        report.warn("no OpenAlex key; keyless mode is on (a small daily allowance, may be refused)")
+    else:
+        report.warn(
+            "no OpenAlex key: searches will answer configuration_error. Get a free key at "
+            "https://openalex.org/settings/api and set HARVESTER_OPENALEX_API_KEY or "
+            "HARVESTER_CONFIG"
+        )
+    config_path = os.environ.get("HARVESTER_CONFIG")
+    if config_path:
+        try:
+            info = Path(config_path).expanduser().stat()
+        except OSError:
+            report.warn("HARVESTER_CONFIG names a file that cannot be read")
+            return
+        owner_only = not stat.S_IMODE(info.st_mode) & 0o077
+        if os.name == "posix" and not owner_only:
+            report.warn("the configuration file is readable by others: chmod 600 it")
+        elif os.name == "posix" and info.st_uid != os.getuid():
+            report.warn("the configuration file belongs to another user")
+        else:
+            report.ok("the configuration file is owner-only")
+
+
+async def _call(
+    command: list[str], tool: str, arguments: dict[str, Any]
+) -> tuple[dict[str, Any], bool, list[str]]:
+    from mcp import Client, StdioServerParameters
+    from mcp_types import Implementation
+
+    from ._version import __version__
+
+    params = StdioServerParameters(
+        command=command[0],
+        args=command[1:],
+        env={k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"},
+    )
+    info = Implementation(name="notanda-mcp-doctor", version=__version__)
+    async with Client(params, mode="auto", client_info=info, read_timeout_seconds=60) as client:
+        names = sorted(tool.name for tool in (await client.list_tools()).tools)
+        result = await client.call_tool(tool, arguments)
+    content = result.structured_content
+    return (content if isinstance(content, dict) else {}), bool(result.is_error), names
+
+
+def _self_test(report: _Report) -> None:
+    import anyio
+
+    with tempfile.TemporaryDirectory(prefix="notanda-doctor-") as tmp:
+        root = Path(tmp) / "evidence"
+        root.mkdir(mode=0o700)
+        server = [sys.executable, "-m", "notanda_mcp._selftest", "--evidence-dir", str(root)]
+        try:
+            found, failed, names = anyio.run(
+                _call, server, "search_literature", {"query": "doctor self-test", "limit": 2}
+            )
+        except Exception as exc:  # the SDK wraps errors in groups
+            report.fail(f"self-test: the server could not be reached ({type(exc).__name__})")
+            return
+        if names != ["get_evidence", "search_literature"]:
+            report.fail(f"self-test: unexpected tools {names}")
+            return
+        if failed or found.get("status") != "ok" or len(found.get("results", [])) != 2:
+            report.fail(f"self-test: the search failed ({found.get('error', 'no results')})")
+            return
+        evidence_id, receipt = found["evidence_id"], found["receipt"]
+        report.ok("self-test: a search was sealed, logged and answered")
+        try:
+            again, failed, _ = anyio.run(
+                _call, server, "get_evidence", {"evidence_id": evidence_id, "receipt": receipt}
+            )
+        except Exception as exc:
+            report.fail(
+                f"self-test: a restarted server could not be reached ({type(exc).__name__})"
+            )
+            return
+        if failed or again.get("results") != found["results"] or again.get("receipt") != receipt:
+            report.fail("self-test: a restarted server did not return the same verified record")
+            return
+        report.ok("self-test: a restarted server returned the record with its receipt")
+        import notanda_evidence
+
+        verifier = Path(notanda_evidence.__file__).with_name("verify_file.py")
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-I",
+                "-S",
+                str(verifier),
+                "--json",
+                "--receipt",
+                receipt,
+                str(root / evidence_id),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        verdict = json.loads(done.stdout)["records"][0]["outcome"] if done.stdout else "none"
+        if done.returncode != 0 or verdict != "ok":
+            report.fail(f"self-test: the stand-alone verifier said {verdict}")
+            return
+        audit = subprocess.run(
+            [sys.executable, "-I", "-m", "notanda_evidence", "audit", str(root)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if audit.returncode != 0:
+            report.fail("self-test: the audit of the self-test folder failed")
+            return
+        report.ok(
+            "self-test: the record verifies independently (python -I -S verify_file.py) "
+            "and the log audits clean"
+        )
+
+
+def _live(report: _Report, root: Path) -> None:
+    import anyio
+
+    server = [sys.executable, "-m", "notanda_mcp", "--evidence-dir", str(root)]
+    try:
+        found, failed, _ = anyio.run(
+            _call, server, "search_literature", {"query": "research reproducibility", "limit": 1}
+        )
+    except Exception as exc:
+        report.warn(f"live search: the server could not be reached ({type(exc).__name__})")
+        return
+    if failed:
+        detail = found.get("reason") or found.get("detail") or found.get("error")
+        report.warn(
+            f"live search failed: {found.get('error')} ({detail}); "
+            f"the record {found.get('evidence_id', '-')} says why"
+        )
+    else:
+        report.ok(f"live search: OpenAlex answered; evidence {found['evidence_id']}")
+
+
+def run_doctor(evidence_dir: str | None, *, live: bool) -> int:
+    """Run every check and return the exit code."""
+    report = _Report()
+    _check_python(report)
+    root = _probe_folder(report, evidence_dir) if evidence_dir else None
+    if evidence_dir is None:
+        report.warn("no --evidence-dir given: the evidence folder was not checked")
+    _check_key(report)
+    _self_test(report)
+    if live:
+        if root is None:
+            report.warn("live search skipped: it needs a usable --evidence-dir")
+        else:
+            _live(report, root)
+    print("ready" if not report.failed else "not ready: see FAIL above")
+    return 1 if report.failed else 0

@@ -1,0 +1,147 @@
+"""A typed OpenAlex works-search client on the notanda core that records what the provider said.
+
+One search is one GET to ``https://api.openalex.org/works`` for open-access
+works with a DOI, under a total deadline and a body ceiling, returning the
+normalized citation blocks and the provider observation to persist. See
+``docs/openalex-client.md``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from ._canonical import canonical_json_bytes
+    from ._client import BODY_CEILING_BYTES, DEFAULT_USER_AGENT, ENDPOINT, OpenAlexClient
+    from ._clock import Clock, SystemClock
+    from ._config import load_core_config
+    from ._errors import (
+        ConfigProblem,
+        ConfigurationDetail,
+        ConfigurationError,
+        ErrorCode,
+        InputReason,
+        ProviderReason,
+        SearchInputError,
+    )
+    from ._observation import Capture, ProviderAttempt, ProviderObservation
+    from ._query import (
+        DEFAULT_LIMIT,
+        MAX_LIMIT,
+        MAX_QUERY_LENGTH,
+        MAX_YEAR,
+        MIN_YEAR,
+        OA_STATUSES,
+        ORDERING,
+        WORK_TYPES,
+        EffectiveSearch,
+        SearchFilters,
+        SearchRequest,
+        prepare_search,
+        supplied_record,
+    )
+    from ._result import SearchFailure, SearchResult
+    from ._secrets import SECRET_NAMES
+    from ._works import AUTHOR_CAP, WORK_SELECT_FIELDS, Author, Work
+
+# Names are imported on first use, so that a caller that only needs the
+# configuration loader or a constant does not pay for httpx and pydantic
+# models (the MCP server checks its configuration before it starts serving).
+_EXPORTS = {
+    "AUTHOR_CAP": "._works",
+    "Author": "._works",
+    "BODY_CEILING_BYTES": "._client",
+    "Capture": "._observation",
+    "Clock": "._clock",
+    "ConfigProblem": "._errors",
+    "ConfigurationDetail": "._errors",
+    "ConfigurationError": "._errors",
+    "DEFAULT_LIMIT": "._query",
+    "DEFAULT_USER_AGENT": "._client",
+    "ENDPOINT": "._client",
+    "EffectiveSearch": "._query",
+    "ErrorCode": "._errors",
+    "InputReason": "._errors",
+    "MAX_LIMIT": "._query",
+    "MAX_QUERY_LENGTH": "._query",
+    "MAX_YEAR": "._query",
+    "MIN_YEAR": "._query",
+    "OA_STATUSES": "._query",
+    "ORDERING": "._query",
+    "OpenAlexClient": "._client",
+    "ProviderAttempt": "._observation",
+    "ProviderObservation": "._observation",
+    "ProviderReason": "._errors",
+    "SECRET_NAMES": "._secrets",
+    "SearchFailure": "._result",
+    "SearchFilters": "._query",
+    "SearchInputError": "._errors",
+    "SearchRequest": "._query",
+    "SearchResult": "._result",
+    "SystemClock": "._clock",
+    "WORK_SELECT_FIELDS": "._works",
+    "WORK_TYPES": "._query",
+    "Work": "._works",
+    "canonical_json_bytes": "._canonical",
+    "load_core_config": "._config",
+    "prepare_search": "._query",
+    "supplied_record": "._query",
+}
+
+__all__ = [
+    "AUTHOR_CAP",
+    "BODY_CEILING_BYTES",
+    "DEFAULT_LIMIT",
+    "DEFAULT_USER_AGENT",
+    "ENDPOINT",
+    "MAX_LIMIT",
+    "MAX_QUERY_LENGTH",
+    "MAX_YEAR",
+    "MIN_YEAR",
+    "OA_STATUSES",
+    "ORDERING",
+    "SECRET_NAMES",
+    "WORK_SELECT_FIELDS",
+    "WORK_TYPES",
+    "Author",
+    "Capture",
+    "Clock",
+    "ConfigProblem",
+    "ConfigurationDetail",
+    "ConfigurationError",
+    "EffectiveSearch",
+    "ErrorCode",
+    "InputReason",
+    "OpenAlexClient",
+    "ProviderAttempt",
+    "ProviderObservation",
+    "ProviderReason",
+    "SearchFailure",
+    "SearchFilters",
+    "SearchInputError",
+    "SearchRequest",
+    "SearchResult",
+    "SystemClock",
+    "Work",
+    "__version__",
+    "canonical_json_bytes",
+    "load_core_config",
+    "prepare_search",
+    "supplied_record",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'notanda_openalex' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,152 @@
+"""Stable error codes and the two exceptions a caller of this package can meet.
+
+Every string here is part of the public contract and is documented in
+``docs/openalex-client.md``: renaming a member is a breaking change. No message
+built here ever contains a value supplied by the caller, read from the
+configuration or sent by the provider, so an exception can be logged or shown
+without leaking a secret.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = [
+    "ConfigProblem",
+    "ConfigurationDetail",
+    "ConfigurationError",
+    "ErrorCode",
+    "InputReason",
+    "ProviderReason",
+    "SearchInputError",
+]
+
+
+class ErrorCode(StrEnum):
+    """The top-level class of a failed search."""
+
+    #: The client cannot search: no key, an endpoint other than OpenAlex, an invalid key.
+    CONFIGURATION_ERROR = "configuration_error"
+    #: The query, limit or filters were rejected before any request was made.
+    INVALID_ARGUMENTS = "invalid_arguments"
+    #: The request was sent but OpenAlex (or the network) did not give usable results.
+    PROVIDER_ERROR = "provider_error"
+
+
+class ProviderReason(StrEnum):
+    """Why a search that reached the network failed (``provider_error`` only)."""
+
+    #: Any non-2xx status not covered below; ``http_status`` carries the code.
+    HTTP_ERROR = "http_error"
+    #: HTTP 429 that is throttling (per-second or load shedding); retrying later helps.
+    RATE_LIMITED = "rate_limited"
+    #: HTTP 429 because the daily budget (and any prepaid balance) is spent.
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    #: The total deadline passed (name resolution, connect, TLS, headers or body).
+    TIMEOUT = "timeout"
+    #: The connection failed or broke (DNS failure, refused, reset, protocol error).
+    TRANSPORT_ERROR = "transport_error"
+    #: The decoded body exceeded the 4 MiB ceiling.
+    TOO_LARGE = "too_large"
+    #: The body is not JSON (or holds NaN/Infinity, or nests beyond the parser's limit).
+    MALFORMED_JSON = "malformed_json"
+    #: Unsupported Content-Encoding, corrupt compressed data or invalid UTF-8.
+    UNDECODABLE = "undecodable"
+    #: JSON, but not the shape of a works page (not an object, ``results`` not a list).
+    UNEXPECTED_SHAPE = "unexpected_shape"
+    #: Any 3xx status. Redirects are never followed.
+    REDIRECT = "redirect"
+
+
+class ConfigurationDetail(StrEnum):
+    """Why a client refuses to search (``configuration_error`` only)."""
+
+    #: No API key and keyless mode was not explicitly enabled.
+    MISSING_API_KEY = "missing_api_key"
+    #: The key contains characters that cannot travel in an HTTP header.
+    INVALID_API_KEY = "invalid_api_key"
+    #: The configured base URL is not exactly ``https://api.openalex.org``.
+    ENDPOINT_NOT_ALLOWED = "endpoint_not_allowed"
+
+
+class InputReason(StrEnum):
+    """Why :func:`~notanda_openalex.prepare_search` rejected an argument."""
+
+    NOT_A_STRING = "not_a_string"
+    EMPTY = "empty"
+    TOO_LONG = "too_long"
+    EMPTY_AFTER_HYGIENE = "empty_after_hygiene"
+    NOT_AN_INTEGER = "not_an_integer"
+    OUT_OF_RANGE = "out_of_range"
+    NOT_AN_OBJECT = "not_an_object"
+    UNKNOWN_FIELD = "unknown_field"
+    NOT_A_LIST = "not_a_list"
+    INVALID_VALUE = "invalid_value"
+    DUPLICATE = "duplicate"
+    UNKNOWN_LANGUAGE = "unknown_language"
+    FROM_AFTER_TO = "from_after_to"
+
+
+class ConfigProblem(StrEnum):
+    """Why the notanda core configuration could not be loaded."""
+
+    FILE_NOT_FOUND = "file_not_found"
+    FILE_NOT_READABLE = "file_not_readable"
+    INVALID_JSON = "invalid_json"
+    NOT_AN_OBJECT = "not_an_object"
+    UNKNOWN_KEY = "unknown_key"
+    SECTION_NOT_AN_OBJECT = "section_not_an_object"
+    INVALID_VALUE = "invalid_value"
+    INVALID = "invalid"
+
+
+_CONFIG_MESSAGES: dict[ConfigProblem, str] = {
+    ConfigProblem.FILE_NOT_FOUND: "configuration file not found",
+    ConfigProblem.FILE_NOT_READABLE: "configuration file not readable",
+    ConfigProblem.INVALID_JSON: "invalid JSON in configuration file",
+    ConfigProblem.NOT_AN_OBJECT: "configuration file is not a JSON object",
+    ConfigProblem.UNKNOWN_KEY: "unknown configuration key",
+    ConfigProblem.SECTION_NOT_AN_OBJECT: "configuration section is not an object",
+    ConfigProblem.INVALID_VALUE: "invalid configuration value",
+    ConfigProblem.INVALID: "invalid configuration",
+}
+
+
+class SearchInputError(Exception):
+    """An argument to :func:`~notanda_openalex.prepare_search` was rejected.
+
+    The message names the field and the reason only; it never repeats the input.
+
+    Attributes:
+        code: Always :attr:`ErrorCode.INVALID_ARGUMENTS`.
+        field: The argument, e.g. ``query``, ``limit`` or ``filters.to_year``.
+        reason: A stable snake_case reason such as ``too_long``.
+    """
+
+    def __init__(self, field: str, reason: InputReason) -> None:
+        super().__init__(f"invalid argument {field}: {reason.value}")
+        self.code = ErrorCode.INVALID_ARGUMENTS
+        self.field = field
+        self.reason = reason
+
+    def to_record(self) -> dict[str, str]:
+        """Return the JSON-safe record ``{"code", "field", "reason"}``."""
+        return {"code": self.code.value, "field": self.field, "reason": self.reason.value}
+
+
+class ConfigurationError(Exception):
+    """The notanda core configuration could not be loaded.
+
+    The message is one fixed line naming the kind of problem. It never contains
+    a configuration value, a path or a secret, and the core's own exception is
+    deliberately not chained because its text may quote a value.
+
+    Attributes:
+        code: Always :attr:`ErrorCode.CONFIGURATION_ERROR`.
+        problem: The kind of problem.
+    """
+
+    def __init__(self, problem: ConfigProblem) -> None:
+        super().__init__(_CONFIG_MESSAGES[problem])
+        self.code = ErrorCode.CONFIGURATION_ERROR
+        self.problem = problem

@@ -1,0 +1,105 @@
+"""The provider record of one search: what was asked and what OpenAlex said."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["PROVENANCE_HEADERS", "Capture", "ProviderAttempt", "ProviderObservation"]
+
+#: Response headers recorded for provenance (lower-case), besides every ``x-ratelimit-*``.
+PROVENANCE_HEADERS = frozenset(
+    {"content-type", "content-encoding", "retry-after", "date", "x-openalex-edge-reject"}
+)
+
+
+class Capture(StrEnum):
+    """What :attr:`ProviderObservation.body_canonical` holds, and why."""
+
+    #: No request was made (configuration error).
+    NOT_ATTEMPTED = "not_attempted"
+    #: The request failed before a status line arrived (timeout, transport error).
+    NO_RESPONSE = "no_response"
+    #: A status arrived but the body was deliberately not read (redirect,
+    #: unsupported Content-Encoding, declared length over the ceiling).
+    BODY_NOT_READ = "body_not_read"
+    #: Reading stopped part-way (too large, timeout, broken connection, corrupt compression).
+    BODY_INCOMPLETE_NOT_RETAINED = "body_incomplete_not_retained"
+    #: The complete body was not UTF-8 JSON; it is not kept.
+    NON_JSON_BODY_NOT_RETAINED = "non_json_body_not_retained"
+    #: The parsed JSON body, secrets redacted, re-encoded canonically: not the wire bytes.
+    PARSED_JSON = "parsed_json_with_secret_redaction_not_wire_bytes"
+    #: JSON whose secret could not be removed (it spans JSON structure); withheld.
+    JSON_WITHHELD = "json_body_withheld_secret_not_removable"
+
+
+class ProviderAttempt(BaseModel):
+    """The single HTTP exchange of a search."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    method: str
+    #: The URL sent. The key never travels in it; secrets are redacted anyway.
+    url: str
+    #: UTC, ``YYYY-MM-DDTHH:MM:SS.mmmZ``, from the injectable clock.
+    started_at: str
+    finished_at: str
+    #: Headers sent, lower-case names; the ``authorization`` value is ``Bearer REDACTED``.
+    request_headers: dict[str, str]
+    http_status: int | None
+    #: Provenance response headers, lower-case names, values as received after redaction.
+    response_headers: dict[str, str]
+    #: Decoded body bytes read (up to the point reading stopped); ``None`` if not read.
+    body_bytes: int | None
+    #: Bytes read from the wire after transfer decoding, before content decoding.
+    wire_bytes: int | None
+    #: On failure only: an exception type name or a :class:`ProviderReason` value.
+    error_type: str | None
+
+    def to_record(self) -> dict[str, Any]:
+        """Return the JSON-safe record of the attempt."""
+        return self.model_dump(mode="json")
+
+
+class ProviderObservation(BaseModel):
+    """The provider record to persist next to a search.
+
+    The server writes ``{**observation.record_fields(), "observed_json":
+    <body_canonical>}``, splicing :attr:`body_canonical` in verbatim.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    provider: Literal["openalex"] = "openalex"
+    capture: Capture
+    pagination: Literal[False] = False
+    max_attempts: Literal[1] = 1
+    #: ``None`` when no request was made.
+    attempt: ProviderAttempt | None
+    #: Canonical JSON bytes of the scrubbed parsed body, no trailing newline;
+    #: ``None`` when there is no JSON body.
+    body_canonical: bytes | None = Field(default=None, repr=False)
+
+    def record_fields(self) -> dict[str, Any]:
+        """Return everything except the body, JSON-safe.
+
+        Keys: ``provider``, ``capture``, ``pagination``, ``max_attempts`` and
+        ``attempts`` (a list with zero or one attempt record).
+        """
+        return {
+            "provider": self.provider,
+            "capture": self.capture.value,
+            "pagination": self.pagination,
+            "max_attempts": self.max_attempts,
+            "attempts": [] if self.attempt is None else [self.attempt.to_record()],
+        }
+
+    @property
+    def body_json(self) -> Any:
+        """Parse :attr:`body_canonical` (on every access); ``None`` when there is none."""
+        if self.body_canonical is None:
+            return None
+        return json.loads(self.body_canonical)

@@ -1,0 +1,89 @@
+"""The example in docs/openalex-client.md is this file, and it runs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import httpx
+import pytest
+from conftest import REPO_ROOT, FakeClock, json_response
+from notanda_openalex import OpenAlexClient
+
+EXAMPLE = Path(__file__).parent / "examples" / "search_example.py"
+DOC = REPO_ROOT / "docs" / "openalex-client.md"
+
+PAGE = {
+    "meta": {"count": 4210},
+    "results": [
+        {
+            "id": "https://openalex.org/W3046275966",
+            "doi": "https://doi.org/10.1016/s0140-6736(20)30367-6",
+            "title": "Dementia prevention, intervention, and care",
+            "publication_year": 2020,
+            "authorships": [
+                {"author": {"display_name": name}}
+                for name in ("Gill Livingston", "Jonathan Huntley", "Andrew Sommerlad", "D. Ames")
+            ],
+            "primary_location": {"source": {"display_name": "The Lancet"}},
+            "is_retracted": True,
+        },
+        {"id": "https://openalex.org/W2", "title": "No DOI \u202ehere", "publication_year": 2019},
+    ],
+}
+
+
+def load_example() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("search_example", EXAMPLE)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return json_response(PAGE)
+
+    client = OpenAlexClient(api_key="k", transport=httpx.MockTransport(handler), clock=FakeClock())
+    assert load_example().main(client) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "searching for: Does exercise improve sleep quality"
+    assert lines[1].startswith("provider record: ")
+    assert lines[2] == "4210 matching works; showing 2"
+    assert lines[3] == (
+        "- Gill Livingston, Jonathan Huntley, Andrew Sommerlad and others (2020). Dementia "
+        "prevention, intervention, and care. The Lancet. "
+        "https://doi.org/10.1016/s0140-6736(20)30367-6 [RETRACTED]"
+    )
+    assert lines[4] == "- [no authors listed] (2019). No DOI here."
+    assert seen[0].url.params["filter"] == (
+        "from_publication_date:2015-01-01,has_doi:true,is_oa:true,"
+        "open_access.oa_status:diamond|gold|green"
+    )
+
+
+def test_example_reports_failures(capsys: pytest.CaptureFixture[str]) -> None:
+    client = OpenAlexClient(api_key=None)
+    assert load_example().main(client) == 1
+    out = capsys.readouterr().out
+    expected = {
+        "code": "configuration_error",
+        "detail": "missing_api_key",
+        "http_status": None,
+        "reason": None,
+        "retry_after_s": None,
+    }
+    assert f"failed: {json.dumps(expected, sort_keys=True)}" in out
+
+
+def test_example_is_in_the_doc_verbatim() -> None:
+    if not DOC.is_file():
+        pytest.skip(f"{DOC} not present (not a source checkout)")
+    assert EXAMPLE.read_text(encoding="utf-8") in DOC.read_text(encoding="utf-8")

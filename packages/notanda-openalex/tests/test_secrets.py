@@ -1,0 +1,280 @@
+"""A distinctive secret placed everywhere must never reach a record, a log or a message."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+from conftest import (
+    ALL_SECRETS,
+    SECRET_ADVISOR,
+    SECRET_EMAIL,
+    SECRET_KEY,
+    FakeClock,
+    LogCapture,
+    assert_no_secret,
+    json_response,
+    make_client,
+)
+from notanda_openalex import (
+    Capture,
+    ConfigurationError,
+    OpenAlexClient,
+    SearchResult,
+    canonical_json_bytes,
+    prepare_search,
+)
+from notanda_openalex._secrets import SecretScrubber, scrubbed_canonical
+
+
+def everything(result: SearchResult) -> list[str | bytes]:
+    return [
+        json.dumps(result.observation.record_fields(), ensure_ascii=False),
+        result.observation.body_canonical or b"",
+        json.dumps(result.to_record(), ensure_ascii=False),
+        repr(result),
+        str(result.error),
+    ]
+
+
+def leaky_page() -> dict[str, Any]:
+    return {
+        "meta": {
+            "count": 1,
+            "x_query": {"url": f"https://api.openalex.org/works?search=x&api_key={SECRET_KEY}"},
+            "mailto": SECRET_EMAIL,
+            "api_key": "something-else",
+        },
+        "results": [
+            {
+                "id": "https://openalex.org/W99",
+                "doi": f"https://doi.org/10.1234/{SECRET_KEY}",
+                "title": f"Title with {SECRET_KEY} inside",
+                "authorships": [
+                    {"author": {"display_name": f"Ann {SECRET_ADVISOR}"}},
+                    {"author": {"display_name": "Bob"}, "raw_author_name": SECRET_EMAIL},
+                ],
+                "primary_location": {"source": {"display_name": quote(SECRET_EMAIL, safe="")}},
+                "open_access": {
+                    "is_oa": True,
+                    "oa_url": f"https://repo.example/pdf?token=abc&mailto={quote(SECRET_EMAIL)}",
+                },
+                "nested": [[{"Authorization": f"Bearer {SECRET_KEY}"}]],
+                "abstract_inverted_index": {"Key": [0], "token": [1], SECRET_KEY: [2]},
+            }
+        ],
+    }
+
+
+def test_secret_in_body_headers_and_url(clock: FakeClock, all_logs: LogCapture) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return json_response(
+            leaky_page(),
+            200,
+            {
+                "X-OpenAlex-Edge-Reject": f"key {SECRET_KEY}",
+                "X-RateLimit-Remaining": SECRET_ADVISOR,
+                "Content-Type": f"application/json; note={quote(SECRET_EMAIL)}",
+                "Retry-After": SECRET_KEY,
+            },
+        )
+
+    client, recorder = make_client(handler, clock)
+    result = client.search(prepare_search(f"find {SECRET_KEY} and {SECRET_EMAIL}"))
+    assert result.ok
+    (sent,) = recorder.requests
+    assert sent.headers["authorization"] == f"Bearer {SECRET_KEY}"
+    for item in everything(result):
+        assert_no_secret(item)
+    assert_no_secret(all_logs.text())
+    body = result.observation.body_json
+    work = body["results"][0]
+    assert work["title"] == "Title with REDACTED inside"
+    assert work["nested"] == [[{"Authorization": "REDACTED"}]]
+    assert body["meta"]["mailto"] == "REDACTED"
+    assert body["meta"]["api_key"] == "REDACTED"
+    assert body["meta"]["x_query"]["url"].endswith("api_key=REDACTED")
+    assert work["open_access"]["oa_url"] == (
+        "https://repo.example/pdf?token=REDACTED&mailto=REDACTED"
+    )
+    # The words of an abstract are data, not field names: only the secret goes.
+    assert work["abstract_inverted_index"] == {"Key": [0], "token": [1], "REDACTED": [2]}
+    (citation,) = result.works
+    assert citation.title == "Title with REDACTED inside"
+    assert citation.authors[0].name == "Ann REDACTED"
+    assert citation.authors[1].name == "Bob"
+    assert citation.venue == "REDACTED"
+    headers = result.observation.attempt.response_headers  # type: ignore[union-attr]
+    assert headers["x-openalex-edge-reject"] == "key REDACTED"
+    assert headers["x-ratelimit-remaining"] == "REDACTED"
+    assert SECRET_KEY not in result.observation.attempt.url  # type: ignore[union-attr]
+    assert "REDACTED" in result.observation.attempt.url  # type: ignore[union-attr]
+
+
+def _answer(response: httpx.Response) -> Callable[[httpx.Request], httpx.Response]:
+    return lambda request: response
+
+
+def test_secret_in_error_body_and_html(clock: FakeClock, all_logs: LogCapture) -> None:
+    for response in (
+        json_response({"error": "bad key", "message": f"API key {SECRET_KEY} not found"}, 401),
+        httpx.Response(500, content=f"<p>trace {SECRET_KEY} {SECRET_EMAIL}</p>".encode()),
+        httpx.Response(429, content=f"Insufficient budget for {SECRET_KEY}".encode()),
+    ):
+        client, _ = make_client(_answer(response), clock)
+        result = client.search(prepare_search("q"))
+        assert not result.ok
+        for item in everything(result):
+            assert_no_secret(item)
+    assert_no_secret(all_logs.text())
+
+
+@pytest.mark.parametrize(
+    "exception",
+    [
+        httpx.ConnectError(f"cannot reach https://x/?api_key={SECRET_KEY}"),
+        httpx.ReadTimeout(f"timed out {SECRET_EMAIL}"),
+        OSError(f"socket said {SECRET_ADVISOR}"),
+    ],
+)
+def test_secret_in_exception_messages(
+    exception: Exception, clock: FakeClock, all_logs: LogCapture
+) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise exception
+
+    client, _ = make_client(handler, clock)
+    result = client.search(prepare_search("q"))
+    assert not result.ok
+    for item in everything(result):
+        assert_no_secret(item)
+    assert_no_secret(all_logs.text())
+
+
+def test_secret_in_a_body_stream_exception(clock: FakeClock, all_logs: LogCapture) -> None:
+    class Broken(httpx.SyncByteStream):
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            yield b'{"results": ['
+            raise httpx.ReadError(f"reset while sending {SECRET_KEY}")
+
+    client, _ = make_client(lambda request: httpx.Response(200, stream=Broken()), clock)
+    result = client.search(prepare_search("q"))
+    assert not result.ok
+    for item in everything(result):
+        assert_no_secret(item)
+    assert_no_secret(all_logs.text())
+
+
+def test_configuration_errors_never_carry_values(tmp_path: Any, all_logs: LogCapture) -> None:
+    bad_json = tmp_path / "bad.json"
+    bad_json.write_text(f'{{"openalex": {{"api_key": "{SECRET_KEY}", }}', encoding="utf-8")
+    cases = [
+        {"HARVESTER_CONFIG": str(bad_json)},
+        {"HARVESTER_OPENALEX_ALLOW_KEYLESS": SECRET_KEY},
+        {"HARVESTER_OPENALEX_PER_PAGE": SECRET_EMAIL},
+        {"HARVESTER_CONFIG": str(tmp_path / SECRET_KEY)},
+    ]
+    for env in cases:
+        with pytest.raises(ConfigurationError) as info:
+            OpenAlexClient.from_core_config(env=env)
+        assert_no_secret(str(info.value), repr(info.value))
+        assert info.value.__cause__ is None
+        assert info.value.__context__ is None
+        assert "\n" not in str(info.value)
+    assert_no_secret(all_logs.text())
+
+
+def test_secret_named_keys_are_redacted_without_configured_secrets(clock: FakeClock) -> None:
+    page = {
+        "results": [],
+        "debug": {"token": "t0k3n", "Access_Token": None, "EMAIL": "x@y.z", "key": 7},
+        "urls": ["https://a.example/?APIKEY=v&x=1", "https://u:p@b.example/path", "ftp://x?key=1"],
+    }
+    client, _ = make_client(
+        lambda request: json_response(page), clock, api_key=None, allow_keyless=True, secrets=()
+    )
+    result = client.search(prepare_search("q"))
+    assert result.ok
+    body = result.observation.body_json
+    assert body["debug"] == {
+        "token": "REDACTED",
+        "Access_Token": None,
+        "EMAIL": "REDACTED",
+        "key": "REDACTED",
+    }
+    assert body["urls"] == [
+        "https://a.example/?APIKEY=REDACTED&x=1",
+        "https://b.example/path",
+        "ftp://x?key=1",
+    ]
+
+
+def test_fast_path_leaves_the_body_untouched() -> None:
+    page = {"results": [{"id": "https://openalex.org/W1", "title": "Clean"}], "meta": {"count": 1}}
+    data, value = scrubbed_canonical(page, SecretScrubber([SECRET_KEY]))
+    assert value is page
+    assert data == canonical_json_bytes(page)
+
+
+def test_only_the_affected_record_is_rebuilt() -> None:
+    clean = {"id": "https://openalex.org/W1", "title": "Clean"}
+    dirty = {"id": "https://openalex.org/W2", "title": SECRET_KEY}
+    page = {"results": [clean, dirty]}
+    data, value = scrubbed_canonical(page, SecretScrubber([SECRET_KEY]))
+    assert value["results"][0] is clean
+    assert value["results"][1] == {"id": "https://openalex.org/W2", "title": "REDACTED"}
+    assert data == canonical_json_bytes(value)
+
+
+def test_secret_joined_by_cleaning_is_still_redacted(clock: FakeClock) -> None:
+    split = SECRET_KEY[:5] + "\u200b" + SECRET_KEY[5:]
+    page = {"results": [{"id": "https://openalex.org/W1", "title": f"see {split}"}]}
+    client, _ = make_client(lambda request: json_response(page), clock)
+    result = client.search(prepare_search("q"))
+    assert result.works[0].title == "see REDACTED"
+    for item in everything(result):
+        assert_no_secret(item)
+
+
+def test_secret_spanning_json_structure_is_withheld() -> None:
+    scrubber = SecretScrubber(['a","b'])
+    data, _ = scrubbed_canonical({"x": ["a", "b"]}, scrubber)
+    assert data is None
+
+
+def test_withheld_body_capture(clock: FakeClock) -> None:
+    page = {"results": [], "x": ["a", "b"]}
+    client, _ = make_client(lambda request: json_response(page), clock, secrets=['a","b'])
+    result = client.search(prepare_search("q"))
+    assert result.ok
+    assert result.observation.capture is Capture.JSON_WITHHELD
+    assert result.observation.body_canonical is None
+
+
+def test_secret_in_a_top_level_key_falls_back_to_a_full_walk() -> None:
+    scrubber = SecretScrubber([SECRET_KEY])
+    data, value = scrubbed_canonical({f"k{SECRET_KEY}": 1, "a": 2, "zz": 3}, scrubber)
+    assert value == {"kREDACTED": 1, "a": 2, "zz": 3}
+    assert data == b'{"a":2,"kREDACTED":1,"zz":3}'
+
+
+def test_redact_helper_for_request_records() -> None:
+    client = OpenAlexClient(api_key=SECRET_KEY, secrets=[SECRET_EMAIL])
+    record = prepare_search(f"about {SECRET_KEY}").to_record()
+    redacted = client.redact(record)
+    assert_no_secret(json.dumps(redacted))
+    assert redacted["supplied"]["query"] == "about REDACTED"
+
+
+def test_secret_forms() -> None:
+    scrubber = SecretScrubber([SECRET_EMAIL])
+    for form in (SECRET_EMAIL, quote(SECRET_EMAIL, safe=""), quote(SECRET_EMAIL, safe="").lower()):
+        assert scrubber.scrub_text(f"<{form}>") == "<REDACTED>"
+    quoted = SecretScrubber(['say "hi"\\'])
+    assert quoted.contains_secret(json.dumps({"a": 'say "hi"\\'}).encode())
+    assert not SecretScrubber(["", None]).has_secrets  # type: ignore[list-item]
+    assert set(ALL_SECRETS) >= {SECRET_KEY}
