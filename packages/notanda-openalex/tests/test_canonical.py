@@ -83,13 +83,6 @@ def test_circular_reference_is_refused() -> None:
         canonical_json_bytes(value)
 
 
-def test_matches_the_evidence_package_when_installed() -> None:
-    evidence = pytest.importorskip("notanda_evidence")
-    value = {"results": [{"id": "W1", "title": "é中😀"}], "meta": {"count": 1}}
-    data, _ = evidence.encode_canonical(value)
-    assert data == canonical_json_bytes(value) + b"\n"
-
-
 TEXTS = [
     "plain ascii",
     "latin-1: café naïve ÿ",

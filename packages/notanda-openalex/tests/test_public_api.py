@@ -74,7 +74,8 @@ def test_loading_the_configuration_does_not_import_the_http_stack() -> None:
         "import sys, json\n"
         "from notanda_openalex import load_core_config\n"
         "load_core_config({})\n"
-        "print(json.dumps(sorted(m for m in ('httpx', 'httpcore', 'pydantic') if m in sys.modules)))"
+        "heavy = ('httpx', 'httpcore', 'pydantic')\n"
+        "print(json.dumps(sorted(m for m in heavy if m in sys.modules)))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == []
