@@ -87,3 +87,26 @@ def test_example_is_in_the_doc_verbatim() -> None:
     if not DOC.is_file():
         pytest.skip(f"{DOC} not present (not a source checkout)")
     assert EXAMPLE.read_text(encoding="utf-8") in DOC.read_text(encoding="utf-8")
+
+
+README = REPO_ROOT / "README.md"
+
+
+def test_readme_library_snippet_runs(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's library example runs as written (with a mock provider behind it)."""
+    if not README.is_file():
+        pytest.skip(f"{README} not present (not a source checkout)")
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## Using the OpenAlex client as a library", 1)[1]
+    snippet = section.split("```python\n", 1)[1].split("```", 1)[0]
+    client = OpenAlexClient(
+        api_key="k", transport=httpx.MockTransport(lambda r: json_response(PAGE)), clock=FakeClock()
+    )
+    monkeypatch.setattr(OpenAlexClient, "from_core_config", classmethod(lambda cls: client))
+    exec(compile(snippet, str(README), "exec"), {})  # noqa: S102 - the snippet is ours, from the README
+    assert capsys.readouterr().out.splitlines() == [
+        "2020 Dementia prevention, intervention, and care 10.1016/s0140-6736(20)30367-6",
+        "2019 No DOI here None",
+    ]
