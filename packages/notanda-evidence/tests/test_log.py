@@ -178,6 +178,25 @@ def test_a_symlinked_log_folder_is_refused(tmp_path: Path) -> None:
     assert list(elsewhere.iterdir()) == []
 
 
+def test_reading_never_follows_a_linked_log_folder(tmp_path: Path) -> None:
+    """A forged log behind a linked .notanda/ is never read to decide 'logged'."""
+    forged_root = tmp_path / "forged"
+    forged_root.mkdir()
+    evidence_id, _ = sealed(forged_root, EvidenceLog(forged_root))
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copytree(forged_root / evidence_id, root / evidence_id)
+    os.symlink(forged_root / ".notanda", root / ".notanda")
+    with pytest.raises(EvidenceLogError) as caught:
+        EvidenceLog(root).lookup(evidence_id)
+    assert caught.value.reason == "symlink"
+    (root / ".notanda").unlink()
+    (root / ".notanda").write_text("not a folder")
+    with pytest.raises(EvidenceLogError) as caught:
+        EvidenceLog(root).lookup(evidence_id)
+    assert caught.value.reason == "not_a_directory"
+
+
 def test_a_failed_write_leaves_no_partial_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

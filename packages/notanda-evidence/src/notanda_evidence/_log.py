@@ -318,23 +318,45 @@ class EvidenceLog:
     def refresh(self) -> None:
         """Read entries other processes appended since the last look (no lock taken).
 
-        A torn last line is left for the next append to repair.
+        A torn last line is left for the next append to repair. Neither
+        ``.notanda/`` nor the log is followed if it is a link.
 
         Raises:
-            EvidenceLogError: The log shrank since this process last read it.
+            EvidenceLogError: The log shrank since this process last read it,
+                or it (or its folder) is a link, not a file, or unreadable.
         """
         with self._guard:
             try:
-                fd = os.open(self.path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _BINARY)
+                fd = self._open_for_reading()
             except FileNotFoundError:
                 if self._state.offset:
                     raise EvidenceLogError("log_shrunk") from None
                 return
+            except OSError as exc:
+                reason = EvidenceStorageError.from_os_error(exc).reason.value
+                raise EvidenceLogError(reason) from exc
             try:
                 size = os.fstat(fd).st_size
                 self._catch_up(lambda offset: _read_from(fd, offset, size), size)
             finally:
                 os.close(fd)
+
+    def _open_for_reading(self) -> int:
+        flags = os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _BINARY
+        if not USE_DIR_FD:
+            if self.folder.is_symlink() or self.path.is_symlink():
+                raise OSError(errno.ELOOP, "a link")
+            return os.open(self.path, flags)
+        try:
+            folder = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW | _CLOEXEC)
+        except OSError as exc:
+            if self.folder.is_symlink():  # Linux says ENOTDIR for a link with O_DIRECTORY.
+                raise OSError(errno.ELOOP, "a link") from exc
+            raise
+        try:
+            return os.open(LOG_FILE, flags, dir_fd=folder)
+        finally:
+            os.close(folder)
 
     def lookup(self, evidence_id: str) -> list[tuple[int, EntryType, str | None]]:
         """The ``(index, type, receipt)`` entries for one record, oldest first."""

@@ -2,8 +2,9 @@
 
 ``notanda-mcp --evidence-dir DIR`` serves MCP on stdio. ``notanda-mcp doctor``
 checks a newcomer's set-up (``_doctor.py``). Exit codes (``docs/errors.md``):
-0 served until the client left (doctor: ready); 1 doctor found a problem;
-2 usage error, bad evidence directory or unusable configuration.
+0 served until the client left (doctor: ready); 1 doctor found a problem, or a
+second signal stopped the server at once; 2 usage error, bad evidence directory
+or unusable configuration.
 
 Nothing heavy is imported before the arguments are checked and logging is in
 place, and the provider client is not imported until the first search.
@@ -20,7 +21,10 @@ from pathlib import Path
 from ._version import __version__
 
 EXIT_OK = 0
+#: ``doctor``: a check failed.
 EXIT_PROBLEM = 1
+#: The server: a second SIGTERM or SIGINT stopped it without waiting.
+EXIT_FORCED = 1
 EXIT_USAGE = 2
 
 

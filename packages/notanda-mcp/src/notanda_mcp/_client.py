@@ -164,16 +164,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_UNREACHABLE
     json.dump(content, sys.stdout, ensure_ascii=False, indent=2, sort_keys=True)
     sys.stdout.write("\n")
-    if is_error:
-        return EXIT_TOOL_ERROR
     if args.query is not None:
-        if not stored_matches(evidence_dir, content):
+        # A sealed search (successful or not) is evidence: keep its receipt, and
+        # check that the answer is what was sealed when it was also logged.
+        if "log_head" in content and not stored_matches(evidence_dir, content):
             print(
                 "notanda-mcp-client: the returned result differs from the sealed record",
                 file=sys.stderr,
             )
             return EXIT_MISMATCH
-        if args.save_receipt:
+        if args.save_receipt and "receipt" in content:
             with open(args.save_receipt, "a", encoding="utf-8") as stream:
                 stream.write(f"{content['evidence_id']} {content['receipt']}\n")
+    if is_error:
+        return EXIT_TOOL_ERROR
     return EXIT_OK

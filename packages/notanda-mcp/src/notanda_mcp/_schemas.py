@@ -38,6 +38,7 @@ SEARCH_ERRORS = (
     "evidence_storage_unavailable",
     "evidence_log_unavailable",
     "shutting_down",
+    "internal_error",
 )
 RETRIEVAL_ERRORS = (
     "invalid_evidence_id",
@@ -49,6 +50,7 @@ RETRIEVAL_ERRORS = (
     "evidence_log_unavailable",
     "invalid_arguments",
     "shutting_down",
+    "internal_error",
 )
 
 _YEAR = {"type": "integer", "minimum": MIN_YEAR, "maximum": MAX_YEAR}
@@ -153,7 +155,7 @@ _WORK = {
             "items": {
                 "type": "object",
                 "required": ["name"],
-                "properties": {"name": {"type": "string"}, "orcid": _NULLABLE_STRING},
+                "properties": {"name": _NULLABLE_STRING, "orcid": _NULLABLE_STRING},
             },
         },
         "authors_total": _NULLABLE_INT,

@@ -34,6 +34,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
+from ._cli import EXIT_FORCED
 from ._logging import LOGGER
 from ._schemas import GET_EVIDENCE, TOOLS
 from ._service import EvidenceService, Reply
@@ -124,8 +125,11 @@ class _Validators:
         if error is not None:
             # jsonschema's own message repeats the offending value; only the
             # location and the keyword that failed are reported.
-            path = ".".join(str(p) for p in error.absolute_path if isinstance(p, str))
-            raise _Refusal(path or "arguments", f"schema_{error.validator}")
+            parts = [str(p) for p in error.absolute_path if isinstance(p, str)]
+            if error.validator == "required" and isinstance(error.instance, dict):
+                # The missing name comes from the published schema, not the input.
+                parts += [n for n in error.validator_value if n not in error.instance][:1]
+            raise _Refusal(".".join(parts) or "arguments", f"schema_{error.validator}")
         checked: dict[str, Any] = _integral(dict(arguments))
         return checked
 
@@ -225,21 +229,24 @@ class NotandaServer:
             work: Callable[[], Reply] = partial(self.service.get_evidence, arguments)
             return _result(await self._run(work))
         cancelled = threading.Event()
+        created: list[str] = []
         work = partial(
             self.service.search,
             arguments,
             client=_client_identity(ctx),
             protocol_version=ctx.protocol_version,
             cancelled=lambda: cancelled.is_set() and not self.calls.closing,
+            on_record=created.append,
         )
         async with anyio.create_task_group() as watchers:
             watchers.start_soon(_watch_cancellation, cancelled)
-            reply = await self._run(work)
+            reply = await self._run(work, created)
             watchers.cancel_scope.cancel()
         return _result(reply)
 
-    async def _run(self, work: Callable[[], Reply]) -> Reply:
+    async def _run(self, work: Callable[[], Reply], created: list[str] | None = None) -> Reply:
         reply: Reply | None = None
+        content: dict[str, Any]
         # Shielded: a client's cancellation does not stop a search from sealing.
         with anyio.CancelScope(shield=True) as scope, self.calls.track(scope):
             try:
@@ -251,13 +258,17 @@ class NotandaServer:
                     getattr(work, "func", work).__name__,
                     "internal_error",
                 )
-                reply = Reply({"error": "internal_error", "status": "error"}, is_error=True)
+                content = {"error": "internal_error", "status": "error"}
+                if created:  # the record exists; get_evidence says what state it is in
+                    content["evidence_id"] = created[0]
+                reply = Reply(content, is_error=True)
         if reply is not None:
             return reply
         # The grace period ran out: the search goes on, its record stays incomplete.
-        return Reply(
-            {"error": "shutting_down", "persisted": False, "status": "error"}, is_error=True
-        )
+        content = {"error": "shutting_down", "persisted": False, "status": "error"}
+        if created:
+            content.update(evidence_id=created[0], record_state="incomplete")
+        return Reply(content, is_error=True)
 
     # -------------------------------------------------------------- stdio
 
@@ -280,14 +291,23 @@ class NotandaServer:
             tasks.cancel_scope.cancel()
 
     async def _watch_signals(self, stdin: _StoppableStdin) -> None:
+        async def drain() -> None:
+            await self.calls.wait_idle()
+            stdin.stop()
+
+        signalled = False
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as received:
-            async for signum in received:
-                if self.calls.closing:
-                    os._exit(1)  # a second signal: stop now
-                LOGGER.info("shutting down (%s)", signal.Signals(signum).name)
-                self.calls.close(SHUTDOWN_GRACE_S)
-                await self.calls.wait_idle()
-                stdin.stop()
+            # The drain runs beside the receiver so that a second signal is seen at once.
+            async with anyio.create_task_group() as draining:
+                async for signum in received:
+                    if signalled:
+                        os._exit(EXIT_FORCED)  # a second signal: stop now
+                    # A first signal after stdin closed (the SDK's client sends
+                    # SIGTERM two seconds after EOF) only joins the drain under way.
+                    signalled = True
+                    LOGGER.info("shutting down (%s)", signal.Signals(signum).name)
+                    self.calls.close(SHUTDOWN_GRACE_S)
+                    draining.start_soon(drain)
 
     def run(self) -> None:
         """Serve on stdio until the client goes away or a signal arrives."""
@@ -333,8 +353,10 @@ class _StoppableStdin:
         self._scope: anyio.CancelScope | None = None
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         mode = os.fstat(fd).st_mode
+        # Pipes, sockets and terminals can be polled; other character devices
+        # cannot (epoll refuses /dev/null with EPERM), so they are read in a thread.
         self._pollable = sys.platform != "win32" and (
-            stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+            stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
         )
 
     def stop(self) -> None:

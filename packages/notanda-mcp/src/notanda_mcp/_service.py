@@ -133,8 +133,13 @@ class EvidenceService:
         client: dict[str, str] | None,
         protocol_version: str | None,
         cancelled: Callable[[], bool] = lambda: False,
+        on_record: Callable[[str], None] | None = None,
     ) -> Reply:
-        """Run one search into a new record; see the module docstring for the order."""
+        """Run one search into a new record; see the module docstring for the order.
+
+        *on_record* is told the evidence ID as soon as the record exists, so
+        that a caller who stops waiting can still name the record it left.
+        """
         from notanda_evidence import EvidenceStorageError
         from notanda_openalex import SearchInputError, prepare_search, supplied_record
 
@@ -161,6 +166,8 @@ class EvidenceService:
             LOGGER.error("search rejected before a record: %s", exc.reason.value)
             return _storage_failure(exc, None)
         evidence_id = writer.evidence_id
+        if on_record is not None:
+            on_record(evidence_id)
         record = {
             "client": client,
             "effective": described["effective"],
@@ -253,7 +260,13 @@ class EvidenceService:
 
     def get_evidence(self, arguments: Mapping[str, Any]) -> Reply:
         """Verify a stored record and return its response, without any provider call."""
-        from notanda_evidence import EntryType, EvidenceLogError, Outcome, open_record
+        from notanda_evidence import (
+            EntryType,
+            EvidenceLogError,
+            EvidenceStorageError,
+            Outcome,
+            open_record,
+        )
 
         evidence_id = arguments.get("evidence_id")
         receipt = arguments.get("receipt")
@@ -273,13 +286,20 @@ class EvidenceService:
             )
         try:
             entries = self._evidence_log().lookup(valid_id)
-        except EvidenceLogError as exc:
-            LOGGER.error("retrieval %s: %s", valid_id, f"log unavailable ({exc.reason})")
+        except (EvidenceLogError, OSError) as exc:
+            # Reading the log raises a bare OSError when .notanda/ is not a
+            # folder (ENOTDIR); it is the same failure as an unreadable log.
+            log_reason = (
+                exc.reason
+                if isinstance(exc, EvidenceLogError)
+                else EvidenceStorageError.from_os_error(exc).reason.value
+            )
+            LOGGER.error("retrieval %s: %s", valid_id, f"log unavailable ({log_reason})")
             return Reply(
                 {
                     "error": "evidence_log_unavailable",
                     "evidence_id": valid_id,
-                    "log_reason": exc.reason,
+                    "log_reason": log_reason,
                     "status": "error",
                 },
                 is_error=True,

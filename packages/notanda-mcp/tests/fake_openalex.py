@@ -1,0 +1,174 @@
+"""Offline stand-ins for OpenAlex: httpx.MockTransport handlers that record every request.
+
+Shared by the in-memory tests (through ``conftest.py``) and by the stdio
+launcher, which runs in another process. Nothing here opens a socket.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+REPO_ROOT = Path(os.environ.get("NOTANDA_REPO_ROOT") or Path(__file__).resolve().parents[3])
+SHARED_DIR = Path(os.environ.get("NOTANDA_SHARED_DIR") or REPO_ROOT.parent / "shared")
+FIXTURES_DIR = SHARED_DIR / "fixtures" / "openalex"
+
+Responder = Callable[[httpx.Request], httpx.Response]
+
+
+def synthetic_work(number: int, **overrides: Any) -> dict[str, Any]:
+    """One OpenAlex-shaped work with a distinct ID, DOI and title."""
+    work: dict[str, Any] = {
+        "id": f"https://openalex.org/W{7000000000 + number}",
+        "doi": f"https://doi.org/10.5555/notanda.test.{number}",
+        "title": f"Synthetic work number {number}",
+        "display_name": f"Synthetic work number {number}",
+        "publication_year": 2020 + number % 5,
+        "publication_date": f"{2020 + number % 5}-01-0{1 + number % 9}",
+        "type": "article",
+        "language": "en",
+        "is_retracted": False,
+        "cited_by_count": number,
+        "is_authors_truncated": False,
+        "authorships": [
+            {"author": {"display_name": f"Author {number}", "orcid": None}},
+        ],
+        "primary_location": {"source": {"display_name": "Journal of Tests"}},
+        "biblio": {"volume": "1", "issue": "2", "first_page": "3", "last_page": "4"},
+        "open_access": {"is_oa": True, "oa_status": "gold", "oa_url": None},
+    }
+    work.update(overrides)
+    return work
+
+
+def page_body(works: list[dict[str, Any]], count: int | None = None) -> dict[str, Any]:
+    return {"meta": {"count": len(works) if count is None else count}, "results": works}
+
+
+def json_response(
+    payload: Any, status: int = 200, headers: dict[str, str] | None = None
+) -> httpx.Response:
+    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
+    return httpx.Response(
+        status, content=body, headers={"content-type": "application/json", **(headers or {})}
+    )
+
+
+def per_page(request: httpx.Request) -> int:
+    return int(request.url.params.get("per-page", "10"))
+
+
+def works_page(works: list[dict[str, Any]] | None = None) -> Responder:
+    """Answer every search with *works* (ten synthetic ones by default), cut to per-page."""
+    chosen = works if works is not None else [synthetic_work(n) for n in range(1, 11)]
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        return json_response(page_body(chosen[: per_page(request)], count=len(chosen)))
+
+    return respond
+
+
+def fixture_bytes(name: str) -> bytes:
+    """The bytes of one real OpenAlex response body from the shared fixtures."""
+    return (FIXTURES_DIR / name).read_bytes()
+
+
+def fixture_page(name: str) -> Responder:
+    """Answer every search with a recorded OpenAlex body, byte for byte."""
+    body = fixture_bytes(name)
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        return json_response(body)
+
+    return respond
+
+
+def status_response(
+    status: int, body: bytes | dict[str, Any] = b"", headers: dict[str, str] | None = None
+) -> Responder:
+    def respond(request: httpx.Request) -> httpx.Response:
+        return json_response(body, status, headers)
+
+    return respond
+
+
+def lone_surrogate_page() -> Responder:
+    """A page whose title holds an escaped lone surrogate (valid JSON, not valid UTF-8 text)."""
+    title = "Lone \ud800 surrogate"
+    # json.dumps writes the lone surrogate as the escape \ud800, as a provider might.
+    body = json.dumps(page_body([synthetic_work(1, title=title, display_name=title)]))
+    assert "\\ud800" in body
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        return json_response(body.encode("ascii"))
+
+    return respond
+
+
+def key_echo() -> Responder:
+    """Echo the key the server sent back in the body, the headers and a Location header.
+
+    The first search gets a 200 page, the second a redirect, the third a 500:
+    every place a careless server could copy provider text from.
+    """
+    calls = iter(range(1_000_000))
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        key = request.headers.get("authorization", "").removeprefix("Bearer ")
+        echoed = {
+            "x-echo": key,
+            "x-ratelimit-echo": key,
+            "location": f"https://api.openalex.org/works?api_key={key}",
+            "link": f"<https://api.openalex.org/works?api_key={key}>; rel=next",
+        }
+        number = next(calls)
+        if number % 3 == 1:
+            return json_response(b"", 302, echoed)
+        if number % 3 == 2:
+            return json_response({"error": f"bad key {key}", "key": key}, 500, echoed)
+        work = synthetic_work(1, title=f"Title with {key}", display_name=f"Title with {key}")
+        work["authorships"] = [{"author": {"display_name": key, "orcid": None}}]
+        body = page_body([work])
+        body["meta"]["echo"] = key
+        body["meta"]["api_key"] = key
+        return json_response(body, 200, echoed)
+
+    return respond
+
+
+class FakeOpenAlex:
+    """A MockTransport handler: optional delay, then the responder; every request recorded."""
+
+    def __init__(self, respond: Responder | None = None, *, delay_s: float = 0.0) -> None:
+        self.respond = respond or works_page()
+        self.delay_s = delay_s
+        self.requests: list[httpx.Request] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        with self._lock:
+            self.requests.append(request)
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        return self.respond(request)
+
+    def transport(self) -> httpx.MockTransport:
+        return httpx.MockTransport(self)
+
+
+def responder_by_name(name: str) -> Responder:
+    """The responders the stdio launcher can be told to use."""
+    if name.startswith("fixture:"):
+        return fixture_page(name.removeprefix("fixture:"))
+    return {
+        "page": works_page,
+        "echo": key_echo,
+        "surrogate": lone_surrogate_page,
+    }[name]()

@@ -1,0 +1,431 @@
+"""The command lines: ``notanda-mcp``, ``notanda-mcp doctor`` and ``notanda-mcp-client``."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import (
+    HEX32,
+    HEX64,
+    KEY,
+    assert_sealed,
+    assert_valid_output,
+    clean_env,
+    launcher_command,
+    record_ids,
+)
+from notanda_mcp import _client
+
+pytestmark = pytest.mark.timeout(90)
+
+BIN = Path(sys.executable).parent
+
+
+def _console(name: str) -> str:
+    path = shutil.which(name, path=str(BIN))
+    if path is None:
+        pytest.skip(f"console script {name} is not installed next to {sys.executable}")
+    return path
+
+
+def _run(
+    args: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        args,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env if env is not None else clean_env(),
+        cwd=cwd,
+        timeout=60,
+        check=False,
+    )
+
+
+def _server(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> Any:
+    return _run([sys.executable, "-m", "notanda_mcp", *args], env=env, cwd=cwd)
+
+
+def _one_line(stderr: str) -> str:
+    lines = stderr.splitlines()
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+# ------------------------------------------------------------ notanda-mcp
+
+
+@pytest.mark.parametrize("relative", ["evidence", "./evidence", "../evidence", "~evidence"])
+def test_a_relative_evidence_dir_is_refused(tmp_path: Path, relative: str) -> None:
+    done = _server("--evidence-dir", relative, cwd=tmp_path)
+    assert done.returncode == 2
+    line = _one_line(done.stderr)
+    assert line.startswith("notanda-mcp: ")
+    assert "absolute" in line
+    assert done.stdout == ""
+    assert list(tmp_path.iterdir()) == []  # nothing was created in the working directory
+
+
+def test_a_file_as_evidence_dir_is_refused(tmp_path: Path) -> None:
+    target = tmp_path / "a-file"
+    target.write_text("x")
+    done = _server("--evidence-dir", str(target))
+    assert done.returncode == 2
+    assert "names a file" in _one_line(done.stderr)
+    assert target.read_text() == "x"
+
+
+def test_a_missing_folder_is_created_owner_only_with_tilde_expanded(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    done = _run(
+        [_console("notanda-mcp"), "--evidence-dir", "~/research/evidence"],
+        env=clean_env(HOME=str(home)),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr  # stdin was empty: served until EOF
+    created = home / "research" / "evidence"
+    assert created.is_dir()
+    assert stat.S_IMODE(created.stat().st_mode) == 0o700
+    assert not (tmp_path / "~").exists()
+    assert done.stdout == ""
+
+
+def test_search_slots_below_one_is_a_usage_error(tmp_path: Path) -> None:
+    done = _server("--evidence-dir", str(tmp_path), "--search-slots", "0")
+    assert done.returncode == 2
+    assert "search-slots" in _one_line(done.stderr)
+
+
+SECRET_IN_FILE = "file-SECRET-value-8Jq2"
+
+
+@pytest.mark.parametrize(
+    "make_config",
+    [
+        lambda d: _write(d / "c.json", '{"openalex": {"api_key": "' + SECRET_IN_FILE + '"'),
+        lambda d: _write(d / "c.json", json.dumps({SECRET_IN_FILE: 1})),
+        lambda d: _write(d / "c.json", json.dumps({"openalex": {"api_key": 5}, SECRET_IN_FILE: 1})),
+        lambda d: _write(d / "c.json", json.dumps([SECRET_IN_FILE])),
+        lambda d: _write(d / "c.json", b"\xff\xfe" + SECRET_IN_FILE.encode()),
+        lambda d: d,  # a folder: unreadable as a file
+        lambda d: d / "missing.json",
+    ],
+    ids=[
+        "invalid-json", "unknown-key", "wrong-type", "not-an-object", "not-utf8", "folder",
+        "missing",
+    ],
+)  # fmt: skip
+def test_an_unusable_configuration_exits_with_one_line_and_no_value(
+    tmp_path: Path, make_config: Any
+) -> None:
+    config = make_config(tmp_path)
+    root = tmp_path / "evidence"
+    done = _server("--evidence-dir", str(root), env=clean_env(HARVESTER_CONFIG=str(config)))
+    assert done.returncode == 2
+    line = _one_line(done.stderr)
+    assert line.startswith("notanda-mcp: unusable notanda configuration: ")
+    assert SECRET_IN_FILE not in done.stderr
+    assert str(tmp_path) not in done.stderr
+    assert done.stdout == ""
+
+
+def _write(path: Path, content: str | bytes) -> Path:
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    return path
+
+
+def _options(help_text: str) -> set[str]:
+    return set(re.findall(r"(?<![\w-])--?[a-zA-Z][\w-]*", help_text))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["notanda-mcp"], ["notanda-mcp", "doctor"], ["notanda-mcp-client"]],
+    ids=["server", "doctor", "client"],
+)
+def test_no_argument_accepts_a_key(command: list[str]) -> None:
+    done = _run([_console(command[0]), *command[1:], "--help"])
+    assert done.returncode == 0
+    options = _options(done.stdout)
+    assert "--evidence-dir" in options
+    assert not [o for o in options if re.search("key|token|secret|api", o, re.IGNORECASE)]
+    assert not [o for o in options if re.search("url|endpoint|base|host", o, re.IGNORECASE)]
+
+
+def test_the_server_help_names_where_the_key_comes_from() -> None:
+    done = _run([_console("notanda-mcp"), "--help"])
+    text = " ".join(done.stdout.split())
+    assert "HARVESTER_OPENALEX_API_KEY" in text
+    assert "HARVESTER_CONFIG" in text
+
+
+# ------------------------------------------------------ notanda-mcp-client
+
+
+@pytest.fixture
+def client_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The in-process client hands its own environment to the server it starts."""
+    for name in list(os.environ):
+        if name.startswith("HARVESTER_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HARVESTER_OPENALEX_API_KEY", KEY)
+
+
+def _client_main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]:
+    code = _client.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, (json.loads(out) if out.strip() else None), err
+
+
+def _launcher(root: Path, *args: str) -> str:
+    return shlex.join(launcher_command(root, *args))
+
+
+@pytest.mark.usefixtures("client_env")
+def test_client_search_then_retrieval_exit_0(
+    evidence_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    receipts = evidence_root.parent / "receipts.txt"
+    receipts.write_text("# kept outside the evidence folder\n")
+    command = _launcher(evidence_root)
+    common = ["--evidence-dir", str(evidence_root), "--server-command", command]
+    found = []
+    for query, protocol in [("first", "legacy"), ("second", "2026-07-28")]:
+        code, answer, _ = _client_main(
+            capsys, *common, "--protocol", protocol, "--query", query, "--limit", "2",
+            "--save-receipt", str(receipts),
+        )  # fmt: skip
+        assert code == 0
+        assert_valid_output("search_literature", answer)
+        assert answer["status"] == "ok"
+        assert len(answer["results"]) == 2
+        found.append(answer)
+    # --save-receipt appends one 'ID RECEIPT' line per search.
+    lines = receipts.read_text().splitlines()
+    assert lines == [
+        "# kept outside the evidence folder",
+        *[f"{a['evidence_id']} {a['receipt']}" for a in found],
+    ]
+    for line in lines[1:]:
+        evidence_id, receipt = line.split(" ")
+        assert HEX32.fullmatch(evidence_id)
+        assert HEX64.fullmatch(receipt)
+        assert_sealed(evidence_root, evidence_id, receipt)
+    first = found[0]
+    code, got, _ = _client_main(
+        capsys, *common, "--protocol", "legacy",
+        "--id", first["evidence_id"], "--receipt", first["receipt"],
+    )  # fmt: skip
+    assert code == 0
+    assert got["receipt"] == first["receipt"]
+    assert got["logged"] is True
+    assert got["results"] == first["results"]
+    code, wrong, _ = _client_main(
+        capsys, *common, "--id", first["evidence_id"], "--receipt", "0" * 64
+    )
+    assert code == 1
+    assert wrong["error"] == "receipt_mismatch"
+
+
+def test_client_exit_1_when_the_tool_answers_an_error(
+    evidence_root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in list(os.environ):
+        if name.startswith("HARVESTER_"):
+            monkeypatch.delenv(name)
+    common = ["--evidence-dir", str(evidence_root), "--server-command", _launcher(evidence_root)]
+    code, answer, _ = _client_main(capsys, *common, "--query", "no key here")
+    assert code == 1
+    assert_valid_output("search_literature", answer)
+    assert answer["error"] == "configuration_error"
+    assert answer["detail"] == "missing_api_key"
+    assert_sealed(evidence_root, answer["evidence_id"], answer["receipt"])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--evidence-dir", "relative", "--query", "x"],
+        ["--evidence-dir", "/abs", "--query", "x", "--receipt", "r"],
+        ["--evidence-dir", "/abs"],
+        ["--evidence-dir", "/abs", "--query", "x", "--id", "0" * 32],
+        ["--evidence-dir", "/abs", "--query", "x", "--limit", "five"],
+        ["--evidence-dir", "/abs", "--query", "x", "--protocol", "1999-01-01"],
+    ],
+    ids=["relative", "receipt-without-id", "no-action", "both-actions", "bad-limit", "bad-era"],
+)
+def test_client_usage_errors_exit_2(argv: list[str]) -> None:
+    done = _run([_console("notanda-mcp-client"), *argv])
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "Traceback" not in done.stderr
+
+
+WRONG_TOOLS_SERVER = textwrap.dedent(
+    """
+    import anyio
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+
+    async def list_tools(ctx, params):
+        tool = types.Tool(name="search_literature", input_schema={"type": "object"})
+        return types.ListToolsResult(tools=[tool])
+
+    async def main():
+        server = Server("impostor", version="0", on_list_tools=list_tools)
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(main)
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "server_command",
+    [
+        [sys.executable, "-c", "pass"],
+        [sys.executable, "-c", WRONG_TOOLS_SERVER],
+        ["/nonexistent/notanda-mcp"],
+    ],
+    ids=["exits-at-once", "wrong-tools", "not-installed"],
+)
+def test_client_exit_3_when_the_server_cannot_be_used(
+    tmp_path: Path, server_command: list[str]
+) -> None:
+    root = tmp_path / "evidence"
+    root.mkdir()
+    done = _run(
+        [
+            _console("notanda-mcp-client"),
+            "--evidence-dir",
+            str(root),
+            "--server-command",
+            shlex.join(server_command),
+            "--query",
+            "unreachable",
+            "--timeout",
+            "20",
+        ]
+    )
+    assert done.returncode == 3
+    assert done.stdout == ""
+    assert "could not complete the call" in done.stderr
+    assert record_ids(root) == []
+
+
+@pytest.mark.usefixtures("client_env")
+def test_client_exit_4_when_the_answer_differs_from_the_sealed_record(
+    evidence_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    receipts = evidence_root.parent / "receipts.txt"
+    command = _launcher(evidence_root, "--tamper-after-seal")
+    code, answer, err = _client_main(
+        capsys,
+        "--evidence-dir", str(evidence_root), "--server-command", command,
+        "--query", "tampered", "--save-receipt", str(receipts),
+    )  # fmt: skip
+    assert code == 4
+    assert answer["status"] == "ok"
+    assert "differs from the sealed record" in err
+    assert not receipts.exists()
+
+
+def test_the_client_console_script_runs_a_search(evidence_root: Path) -> None:
+    done = _run(
+        [
+            _console("notanda-mcp-client"),
+            "--evidence-dir",
+            str(evidence_root),
+            "--server-command",
+            _launcher(evidence_root),
+            "--query",
+            "console script",
+        ],
+        env=clean_env(HARVESTER_OPENALEX_API_KEY=KEY),
+    )
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert_sealed(evidence_root, answer["evidence_id"], answer["receipt"])
+    assert KEY not in done.stdout + done.stderr
+
+
+# ----------------------------------------------------------------- doctor
+
+
+def _doctor(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return _server("doctor", *args, env=env)
+
+
+def test_doctor_is_ready_offline_and_warns_without_a_key(tmp_path: Path) -> None:
+    root = tmp_path / "evidence"
+    root.mkdir()
+    root.chmod(0o755)
+    # --live without a key is refused before any request: offline, and only a warning.
+    done = _doctor("--evidence-dir", str(root), "--live", env=clean_env(HOME=str(tmp_path)))
+    assert done.returncode == 0, done.stdout
+    lines = done.stdout.splitlines()
+    assert lines[-1] == "ready"
+    assert not [line for line in lines if line.startswith("FAIL")]
+    assert any(line.startswith("warn  no OpenAlex key") for line in lines)
+    assert sum(line.startswith("ok    self-test:") for line in lines) == 3
+    assert "warn  the evidence folder is readable by others (mode 755); queries can be " in (
+        done.stdout.replace("\n", " ")
+    )
+    # The self-test never writes into DIR; the live search leaves its one record there.
+    [live] = record_ids(root)
+    assert any(
+        line.startswith("warn  live search failed: configuration_error (missing_api_key)")
+        and live in line
+        for line in lines
+    )
+    response = assert_sealed(root, live)
+    assert response["error"] == "configuration_error"
+    request = json.loads((root / live / "request.json").read_bytes())
+    assert request["provider_mode"] == "network"
+    assert [p.name for p in (root / ".notanda").iterdir() if "probe" in p.name] == []
+
+
+def test_doctor_fails_when_the_folder_probe_fails_and_never_prints_the_key(
+    tmp_path: Path,
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    config = tmp_path / "notanda.json"
+    config.write_text(json.dumps({"openalex": {"api_key": KEY}}))
+    config.chmod(0o644)
+    env = clean_env(HOME=str(tmp_path), HARVESTER_CONFIG=str(config))
+    done = _doctor("--evidence-dir", str(blocker / "evidence"), env=env)
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert lines[-1].startswith("not ready")
+    assert [line for line in lines if line.startswith("FAIL")] == [
+        "FAIL  cannot create the evidence folder (NotADirectoryError)"
+    ]
+    assert "ok    an OpenAlex API key is configured (not shown)" in lines
+    assert "warn  the configuration file is readable by others: chmod 600 it" in lines
+    assert KEY not in done.stdout + done.stderr
+
+
+def test_doctor_usage_error_exits_2() -> None:
+    done = _doctor("--no-such-option", env=clean_env())
+    assert done.returncode == 2
+    assert done.stdout == ""

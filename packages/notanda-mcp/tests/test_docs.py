@@ -1,0 +1,186 @@
+"""``docs/errors.md`` against the code: the exit-code table and the tool answer codes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT, seal_record
+from notanda_evidence import EvidenceStore, verify_file
+from notanda_evidence import _cli as evidence_cli
+from notanda_mcp import _cli as server_cli
+from notanda_mcp import _client as client_cli
+from notanda_mcp._schemas import TOOLS
+from notanda_openalex import ProviderReason
+
+ERRORS_MD = REPO_ROOT / "docs" / "errors.md"
+
+
+@pytest.fixture(scope="module")
+def errors_md() -> str:
+    if not ERRORS_MD.is_file():
+        pytest.skip(f"{ERRORS_MD} not found: run from a repository checkout (NOTANDA_REPO_ROOT)")
+    return ERRORS_MD.read_text(encoding="utf-8")
+
+
+def _section(text: str, heading: str) -> str:
+    match = re.search(rf"^{re.escape(heading)}\s*$(.*?)(?=^## |\Z)", text, re.M | re.S)
+    assert match, f"{heading!r} not found"
+    return match.group(1)
+
+
+def _tables(text: str) -> list[list[list[str]]]:
+    """Every Markdown table in *text*, as rows of stripped cells (header row first)."""
+    tables: list[list[list[str]]] = []
+    current: list[list[str]] = []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            if not all(re.fullmatch(r":?-+:?", cell) for cell in cells):
+                current.append(cells)
+        elif current:
+            tables.append(current)
+            current = []
+    return tables
+
+
+def _first_code(cell: str) -> str | None:
+    match = re.search(r"`([^`]+)`", cell)
+    return match.group(1) if match else None
+
+
+# ------------------------------------------------------------- exit codes
+
+
+def _documented_exit_codes(errors_md: str) -> dict[str, dict[int, str]]:
+    [table] = _tables(_section(errors_md, "## Exit codes"))
+    assert table[0] == ["command", "exit", "meaning"]
+    documented: dict[str, dict[int, str]] = {}
+    for command, code, meaning in table[1:]:
+        name = _first_code(command)
+        assert name is not None, command
+        if "doctor" in command:
+            name = "notanda-mcp doctor"
+        documented.setdefault(name, {})[int(code)] = meaning
+    return documented
+
+
+def _constants(module: object) -> dict[str, int]:
+    return {k: v for k, v in vars(module).items() if k.startswith("EXIT_") and isinstance(v, int)}
+
+
+def _verify_file_behaviour(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[int, str]:
+    """Run the stand-alone verifier on an intact, a damaged, an incomplete and a missing record."""
+    root = tmp_path / "records"
+    root.mkdir()
+    intact, _ = seal_record(root, log=False)
+    damaged, _ = seal_record(root, log=False)
+    (root / damaged / "response.json").write_bytes(b"{}\n")
+    writer = EvidenceStore(root).create()
+    writer.write_request({"evidence_id": writer.evidence_id})
+    writer.close()
+    observed = {
+        verify_file.main([str(root / intact)]): "intact",
+        verify_file.main([str(root / damaged)]): "integrity",
+        verify_file.main([str(root / writer.evidence_id)]): "incomplete",
+        verify_file.main([str(tmp_path / "no-such-path")]): "usage",
+    }
+    capsys.readouterr()
+    return observed
+
+
+def test_the_exit_code_table_matches_the_code(
+    errors_md: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    documented = _documented_exit_codes(errors_md)
+    evidence = _constants(evidence_cli)
+    server = _constants(server_cli)
+    client = _constants(client_cli)
+    assert set(documented) == {
+        "notanda-evidence",
+        "verify_file.py",
+        "notanda-mcp",
+        "notanda-mcp doctor",
+        "notanda-mcp-client",
+    }
+    assert set(documented["notanda-evidence"]) == set(evidence.values())
+    assert set(documented["notanda-mcp"]) == {
+        server["EXIT_OK"],
+        server["EXIT_FORCED"],
+        server["EXIT_USAGE"],
+    }
+    assert set(documented["notanda-mcp doctor"]) == set(server.values())
+    assert set(documented["notanda-mcp-client"]) == set(client.values())
+    verify = _verify_file_behaviour(tmp_path, capsys)
+    assert set(documented["verify_file.py"]) == set(verify)
+
+    # Each constant's number carries the documented meaning.
+    meanings = {
+        ("notanda-evidence", evidence["EXIT_OK"]): "success",
+        ("notanda-evidence", evidence["EXIT_FAILED"]): "failed",
+        ("notanda-evidence", evidence["EXIT_USAGE"]): "usage",
+        ("notanda-evidence", evidence["EXIT_INCOMPLETE"]): "incomplete",
+        ("notanda-mcp", server["EXIT_FORCED"]): "second SIGTERM",
+        ("notanda-mcp", server["EXIT_USAGE"]): "usage",
+        ("notanda-mcp doctor", server["EXIT_OK"]): "ready",
+        ("notanda-mcp doctor", server["EXIT_PROBLEM"]): "failed",
+        ("notanda-mcp doctor", server["EXIT_USAGE"]): "usage",
+        ("notanda-mcp-client", client["EXIT_OK"]): "succeeded",
+        ("notanda-mcp-client", client["EXIT_TOOL_ERROR"]): "error",
+        ("notanda-mcp-client", client["EXIT_USAGE"]): "usage",
+        ("notanda-mcp-client", client["EXIT_UNREACHABLE"]): "could not be started",
+        ("notanda-mcp-client", client["EXIT_MISMATCH"]): "differs",
+    }
+    for (command, code), word in meanings.items():
+        assert word in documented[command][code], (command, code)
+    for code, word in verify.items():
+        assert word in documented["verify_file.py"][code], code
+
+
+def test_the_client_help_states_the_same_exit_codes(errors_md: str) -> None:
+    epilog = client_cli._parser().epilog or ""
+    stated = {int(n) for n in re.findall(r"(\d) [a-z]", epilog)}
+    assert stated == set(_documented_exit_codes(errors_md)["notanda-mcp-client"])
+
+
+# ------------------------------------------------------- tool answer codes
+
+
+def _documented_answer_codes(errors_md: str) -> set[str]:
+    section = _section(errors_md, "## Tool answers (`search_literature`, `get_evidence`)")
+    codes = set()
+    for table in _tables(section):
+        if table[0][0] != "code":
+            continue
+        for row in table[1:]:
+            code = _first_code(row[0])
+            if code is not None and not row[0].startswith("(none"):
+                codes.add(code)
+    return codes
+
+
+def _published_error_codes() -> set[str]:
+    return {
+        code
+        for tool in TOOLS.values()
+        for code in tool["outputSchema"]["properties"]["error"]["enum"]
+    }
+
+
+def test_every_documented_answer_code_is_published(errors_md: str) -> None:
+    documented = _documented_answer_codes(errors_md)
+    statuses = set(TOOLS["get_evidence"]["outputSchema"]["properties"]["status"]["enum"])
+    assert documented - _published_error_codes() == {"incomplete"}
+    assert "incomplete" in statuses
+
+
+@pytest.mark.parametrize("code", sorted(_published_error_codes()))
+def test_every_published_error_code_is_documented(errors_md: str, code: str) -> None:
+    assert code in _documented_answer_codes(errors_md)
+
+
+def test_the_provider_reasons_are_documented(errors_md: str) -> None:
+    section = _section(errors_md, "## Tool answers (`search_literature`, `get_evidence`)")
+    [reasons] = [t for t in _tables(section) if t[0][0] == "reason"]
+    assert {_first_code(row[0]) for row in reasons[1:]} == {r.value for r in ProviderReason}

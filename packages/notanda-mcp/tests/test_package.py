@@ -1,0 +1,204 @@
+"""One version, guarded public names, shared vocabularies and encodings, cold start, code digest."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import textwrap
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import notanda_evidence
+import notanda_mcp
+import notanda_openalex
+import pytest
+from conftest import FIXTURES_DIR, KEY, NOTICE, clean_env, requires_fixtures
+from notanda_evidence import canonical_bytes
+from notanda_evidence import verify_file as evidence_verify_file
+from notanda_mcp import _schemas, _service, _software
+from notanda_openalex import canonical_json_bytes
+
+VERSION = notanda_mcp.__version__
+
+
+def test_the_three_versions_are_one() -> None:
+    assert re.fullmatch(r"\d+\.\d+\.\d+((a|b|rc)\d+)?", VERSION)
+    assert notanda_evidence.__version__ == VERSION
+    assert notanda_openalex.__version__ == VERSION
+    assert evidence_verify_file.VERIFIER_VERSION == VERSION
+    for dist in ("notanda-mcp", "notanda-evidence", "notanda-openalex"):
+        assert metadata.version(dist) == VERSION, dist
+
+
+def test_the_installed_metadata_pins_the_siblings_exactly() -> None:
+    requires = metadata.requires("notanda-mcp") or []
+    pins = {
+        name: spec
+        for requirement in requires
+        if (match := re.fullmatch(r"(notanda-\w+)\s*(.*)", requirement))
+        for name, spec in [match.groups()]
+    }
+    assert pins == {
+        "notanda-evidence": f"=={VERSION}",
+        "notanda-openalex": f"=={VERSION}",
+    }
+
+
+def test_public_names_are_guarded() -> None:
+    assert notanda_mcp.__all__ == ["NOTICE", "NotandaServer", "__version__", "build_server"]
+    for name in notanda_mcp.__all__:
+        assert getattr(notanda_mcp, name) is not None
+    assert notanda_mcp.NOTICE == NOTICE
+    assert callable(notanda_mcp.build_server)
+    with pytest.raises(AttributeError):
+        _ = notanda_mcp.EvidenceService
+    namespace: dict[str, Any] = {}
+    exec("from notanda_mcp import *", namespace)  # noqa: S102 - the star import is the point
+    assert sorted(k for k in namespace if not k.startswith("__")) == [
+        "NOTICE",
+        "NotandaServer",
+        "build_server",
+    ]
+
+
+def test_one_notice_everywhere() -> None:
+    assert _schemas.NOTICE == _service.NOTICE == notanda_mcp.NOTICE == NOTICE
+
+
+def test_published_vocabularies_and_limits_equal_the_search_package() -> None:
+    assert _schemas.OA_STATUSES == notanda_openalex.OA_STATUSES
+    assert _schemas.WORK_TYPES == notanda_openalex.WORK_TYPES
+    assert (_schemas.MIN_YEAR, _schemas.MAX_YEAR) == (
+        notanda_openalex.MIN_YEAR,
+        notanda_openalex.MAX_YEAR,
+    )
+    schema = _schemas.TOOLS["search_literature"]["inputSchema"]["properties"]
+    filters = schema["filters"]["properties"]
+    assert filters["oa_status"]["items"]["enum"] == list(notanda_openalex.OA_STATUSES)
+    assert filters["types"]["items"]["enum"] == list(notanda_openalex.WORK_TYPES)
+    assert schema["query"]["maxLength"] == notanda_openalex.MAX_QUERY_LENGTH
+    assert schema["limit"]["maximum"] == notanda_openalex.MAX_LIMIT
+    assert schema["limit"]["default"] == notanda_openalex.DEFAULT_LIMIT
+
+
+def test_every_search_error_code_of_the_openalex_package_is_published() -> None:
+    published = set(
+        _schemas.TOOLS["search_literature"]["outputSchema"]["properties"]["error"]["enum"]
+    )
+    assert {code.value for code in notanda_openalex.ErrorCode} <= published
+
+
+CANONICAL_VALUES: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    2**63,
+    1.5,
+    -0.0,
+    1e-7,
+    "",
+    "plain",
+    "café ✓ 日本語 한국어 Кириллица",
+    "emoji 😀 and \u2028 \u2029",
+    "control \u0000 \u001f \u007f",
+    'quote " backslash \\ slash /',
+    [],
+    {},
+    [1, "two", None, [3.0]],
+    {"b": 1, "a": 2, "é": 3, "Z": 4, "aa": {"y": [], "x": {}}},
+    {"nested": [{"k": "v", "list": [True, False, None]}] * 3},
+]
+
+
+@pytest.mark.parametrize("value", CANONICAL_VALUES, ids=lambda v: repr(v)[:30])
+def test_both_packages_encode_canonical_json_identically(value: Any) -> None:
+    assert canonical_json_bytes(value) + b"\n" == canonical_bytes(value)
+
+
+@requires_fixtures
+@pytest.mark.parametrize(
+    "fixture",
+    sorted(p.name for p in FIXTURES_DIR.glob("*.json")) if FIXTURES_DIR.is_dir() else ["none"],
+)
+def test_both_packages_encode_real_openalex_bodies_identically(fixture: str) -> None:
+    value = json.loads((FIXTURES_DIR / fixture).read_bytes())
+    assert canonical_json_bytes(value) + b"\n" == canonical_bytes(value)
+
+
+COLD_START = textwrap.dedent(
+    """
+    import json, sys, tempfile
+    import anyio
+    from mcp import Client
+
+    WATCHED = ("httpx", "harvester.providers", "notanda_openalex._client", "jsonschema")
+
+    def loaded():
+        return sorted(m for m in WATCHED if m in sys.modules)
+
+    import notanda_mcp
+    after_import = loaded()
+    config = {"HARVESTER_OPENALEX_API_KEY": sys.argv[1]}
+    server = notanda_mcp.build_server(tempfile.mkdtemp(), config=config)
+    after_build = loaded()
+
+    async def session():
+        async with Client(server.lowlevel, mode="legacy") as client:
+            await client.session.list_tools()
+            listed = loaded()
+            await client.session.call_tool("search_literature", {"query": "x"})
+        return listed
+
+    after_list = anyio.run(session)
+    print(json.dumps([after_import, after_build, after_list, loaded()]))
+    """
+)
+
+
+def test_nothing_for_the_search_path_is_imported_before_the_first_tool_call() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", COLD_START, KEY],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    after_import, after_build, after_list, after_call = json.loads(done.stdout)
+    assert after_import == []
+    assert after_build == []
+    assert after_list == []
+    # The check can see them: the first search loads the search path.
+    assert {"httpx", "notanda_openalex._client", "jsonschema"} <= set(after_call)
+
+
+def test_the_code_digest_is_stable_within_a_process() -> None:
+    first = _software.code_digest()
+    assert re.fullmatch(r"[0-9a-f]{64}", first)
+    _software.code_digest.cache_clear()
+    assert _software.code_digest() == first
+    assert _software.software_record()["code_digest"] == first
+
+
+def test_the_digest_covers_shipped_files_only() -> None:
+    lines = _software.digest_lines()
+    assert lines == sorted(lines)
+    paths = [line.rsplit(" ", 1)[0] for line in lines]
+    assert any(p.startswith("notanda_mcp-") and p.endswith(".dist-info/METADATA") for p in paths)
+    for path in paths:
+        parts = path.split("/")
+        assert "__pycache__" not in parts
+        assert parts[0] != ".."
+        assert not (parts[0].endswith(".dist-info") and parts[-1] in _software._INSTALLER_FILES)
+    for line in lines:
+        assert re.fullmatch(r"\S+ [0-9a-f]{64}", line)
+
+
+def test_the_package_ships_its_type_marker() -> None:
+    assert (Path(notanda_mcp.__file__).parent / "py.typed").is_file()

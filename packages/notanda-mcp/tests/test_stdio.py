@@ -1,0 +1,342 @@
+"""The real server over real stdio, in a second process, on both protocol eras.
+
+``stdio_launcher.py`` serves through ``build_server`` with a fake provider.
+Sessions use the SDK's ``stdio_client``; the shutdown tests drive the process
+with raw JSON-RPC lines so that they control stdin and signals exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import (
+    CLIENT_INFO,
+    ERAS,
+    HANDSHAKE_VERSION,
+    KEY,
+    MODERN_VERSION,
+    assert_sealed,
+    assert_valid_output,
+    call,
+    clean_env,
+    disallowed_stderr_lines,
+    launcher_command,
+    launcher_params,
+    logged_receipts,
+    read_json,
+    record_ids,
+    seal_record,
+)
+from mcp import Client
+from mcp.client.stdio import stdio_client
+from notanda_evidence import Outcome, open_record
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+
+FAST_S = 0.5
+
+
+@asynccontextmanager
+async def stdio_session(root: Path, mode: str, errlog: Any, *args: str) -> AsyncIterator[Client]:
+    params = launcher_params(root, *args, cwd=root.parent)
+    async with Client(
+        stdio_client(params, errlog=errlog),
+        mode=mode,
+        client_info=CLIENT_INFO,
+        read_timeout_seconds=30,
+    ) as client:
+        yield client
+
+
+def _other(era: str) -> str:
+    return MODERN_VERSION if era == "legacy" else "legacy"
+
+
+@pytest.mark.parametrize("first", ERAS)
+async def test_a_new_process_retrieves_the_first_process_record(
+    evidence_root: Path, errlog: Any, first: str
+) -> None:
+    async with stdio_session(evidence_root, first, errlog, "--log-level", "info") as client:
+        tools = sorted(t.name for t in (await client.list_tools()).tools)
+        found_result = await call(client, "search_literature", {"query": "restart", "limit": 2})
+    found = found_result.structured_content
+    assert found is not None
+    assert tools == ["get_evidence", "search_literature"]
+    assert found_result.is_error is False
+    assert len(found["results"]) == 2
+    evidence_id, receipt = found["evidence_id"], found["receipt"]
+    request = read_json(evidence_root / evidence_id / "request.json")
+    assert request["client"] == {"name": CLIENT_INFO.name, "version": CLIENT_INFO.version}
+    assert request["protocol_version"] == (HANDSHAKE_VERSION if first == "legacy" else first)
+    assert request["provider_mode"] == "injected"
+    log_before = (evidence_root / ".notanda" / "log.jsonl").read_bytes()
+
+    second = _other(first)
+    async with stdio_session(evidence_root, second, errlog, "--log-level", "info") as client:
+        with_receipt = await call(
+            client, "get_evidence", {"evidence_id": evidence_id, "receipt": receipt}
+        )
+        without = await call(client, "get_evidence", {"evidence_id": evidence_id})
+        wrong = await call(
+            client, "get_evidence", {"evidence_id": evidence_id, "receipt": "0" * 64}
+        )
+        upper = await call(
+            client, "get_evidence", {"evidence_id": evidence_id, "receipt": receipt.upper()}
+        )
+
+    stored = assert_sealed(evidence_root, evidence_id, receipt)
+    assert with_receipt.is_error is False
+    assert with_receipt.structured_content == {**stored, "logged": True, "receipt": receipt}
+    assert without.is_error is False
+    assert without.structured_content == {**stored, "logged": True}
+    for refused in (wrong, upper):
+        assert refused.is_error is True
+        assert refused.structured_content == {
+            "error": "receipt_mismatch",
+            "evidence_id": evidence_id,
+            "status": "error",
+        }
+    # Retrieval wrote nothing: no new record, the log unchanged.
+    assert record_ids(evidence_root) == [evidence_id]
+    assert (evidence_root / ".notanda" / "log.jsonl").read_bytes() == log_before
+    errlog.flush()
+    text = Path(errlog.name).read_text(encoding="utf-8")
+    assert f"search {evidence_id} sealed: ok" in text
+    assert f"retrieval {evidence_id}: ok" in text
+    assert disallowed_stderr_lines(text) == []
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_ping_and_retrieval_are_answered_while_a_search_waits(
+    evidence_root: Path, errlog: Any, era: str
+) -> None:
+    known_id, known_receipt = seal_record(evidence_root)
+    async with stdio_session(evidence_root, era, errlog, "--delay", "1.5") as client:
+        await client.list_tools()
+        await call(client, "get_evidence", {"evidence_id": known_id})  # warm up
+        done: dict[str, float] = {}
+
+        async def timed(name: str, started: float, coroutine: Any) -> None:
+            await coroutine
+            done[name] = time.monotonic() - started
+
+        async with anyio.create_task_group() as tasks:
+            begin = time.monotonic()
+            tasks.start_soon(
+                timed, "search", begin, call(client, "search_literature", {"query": "slow"})
+            )
+            await anyio.sleep(0.2)
+            now = time.monotonic()
+            if era == "legacy":
+                tasks.start_soon(timed, "ping", now, client.session.send_ping())
+            tasks.start_soon(
+                timed,
+                "get_evidence",
+                now,
+                call(client, "get_evidence", {"evidence_id": known_id, "receipt": known_receipt}),
+            )
+    assert done["search"] >= 1.5
+    for name in ["get_evidence"] + (["ping"] if era == "legacy" else []):
+        assert done[name] < FAST_S, (name, done)
+
+
+async def test_a_lone_surrogate_from_the_provider_does_not_kill_the_server(
+    evidence_root: Path, errlog: Any
+) -> None:
+    async with stdio_session(
+        evidence_root, MODERN_VERSION, errlog, "--provider", "surrogate"
+    ) as client:
+        first = await call(client, "search_literature", {"query": "surrogates"})
+        second = await call(client, "search_literature", {"query": "still alive"})
+    for result in (first, second):
+        assert result.is_error is False
+        assert result.structured_content is not None
+        assert result.structured_content["results"][0]["title"] == "Lone \ufffd surrogate"
+    assert first.structured_content is not None
+    evidence_id = first.structured_content["evidence_id"]
+    stored = assert_sealed(evidence_root, evidence_id, first.structured_content["receipt"])
+    assert stored["results"][0]["title"] == "Lone \ufffd surrogate"
+    raw = (evidence_root / evidence_id / "provider.json").read_bytes()
+    assert "Lone \ufffd surrogate".encode() in raw
+
+
+# ------------------------------------------------------------ shutdown
+
+INIT = {
+    "protocolVersion": HANDSHAKE_VERSION,
+    "capabilities": {},
+    "clientInfo": {"name": "raw-client", "version": "1.0"},
+}
+
+
+def _spawn(root: Path, *args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        launcher_command(root, "--log-level", "info", *args),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=clean_env(HARVESTER_OPENALEX_API_KEY=KEY),
+        cwd=root.parent,
+    )
+
+
+def _send(process: subprocess.Popen[bytes], *messages: dict[str, Any]) -> None:
+    assert process.stdin is not None
+    for message in messages:
+        process.stdin.write((json.dumps(message) + "\n").encode())
+    process.stdin.flush()
+
+
+def _receive(process: subprocess.Popen[bytes]) -> dict[str, Any]:
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert line, "the server closed stdout"
+    message: dict[str, Any] = json.loads(line)
+    return message
+
+
+def _search_request(request_id: int, query: str) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": "search_literature", "arguments": {"query": query}},
+    }
+
+
+def _start_search(process: subprocess.Popen[bytes], root: Path) -> str:
+    """Handshake, start one search, and wait until its record exists; return its ID."""
+    _send(
+        process,
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        _search_request(1, "in flight"),
+    )
+    assert _receive(process)["id"] == 0
+    deadline = time.monotonic() + 10
+    while not record_ids(root) or not (root / record_ids(root)[0] / "request.json").exists():
+        assert time.monotonic() < deadline, "the search never created its record"
+        time.sleep(0.01)
+    [evidence_id] = record_ids(root)
+    time.sleep(0.1)  # the search is now waiting on the provider
+    return evidence_id
+
+
+def _finish(process: subprocess.Popen[bytes], since: float) -> tuple[float, str]:
+    process.wait(timeout=10)
+    elapsed = time.monotonic() - since
+    assert process.stderr is not None
+    return elapsed, process.stderr.read().decode()
+
+
+@pytest.mark.parametrize(("delay", "sealed"), [(1.0, True), (4.0, False)], ids=["fast", "slow"])
+def test_stdin_eof_waits_at_most_the_grace_period(
+    evidence_root: Path, delay: float, sealed: bool
+) -> None:
+    with _spawn(evidence_root, "--delay", str(delay)) as process:
+        evidence_id = _start_search(process, evidence_root)
+        assert process.stdin is not None
+        process.stdin.close()
+        elapsed, stderr = _finish(process, time.monotonic())
+        assert process.returncode == 0
+        assert elapsed < 3.0
+        outcome = open_record(evidence_root, evidence_id).outcome
+        assert outcome is (Outcome.OK if sealed else Outcome.INCOMPLETE)  # never corrupt
+        if sealed:
+            assert len(logged_receipts(evidence_root, evidence_id)) == 1
+        else:
+            assert "stopped with 1 unsealed search(es) left incomplete" in stderr
+        assert disallowed_stderr_lines(stderr) == []
+
+
+def test_sigterm_delivers_the_answer_in_flight_and_refuses_new_calls(evidence_root: Path) -> None:
+    with _spawn(evidence_root, "--delay", "1.0") as process:
+        evidence_id = _start_search(process, evidence_root)
+        since = time.monotonic()
+        process.send_signal(signal.SIGTERM)  # stdin stays open
+        time.sleep(0.1)
+        _send(process, _search_request(2, "too late"))
+        answers = {
+            message["id"]: message["result"] for message in (_receive(process), _receive(process))
+        }
+        elapsed, stderr = _finish(process, since)
+        assert process.returncode == 0
+        assert elapsed < 2.5
+        in_flight, refused = answers[1], answers[2]
+        for answer in (in_flight, refused):
+            assert_valid_output("search_literature", answer["structuredContent"])
+        assert in_flight["isError"] is False
+        assert in_flight["structuredContent"]["status"] == "ok"
+        assert in_flight["structuredContent"]["evidence_id"] == evidence_id
+        assert_sealed(evidence_root, evidence_id, in_flight["structuredContent"]["receipt"])
+        assert refused["isError"] is True
+        assert refused["structuredContent"] == {
+            "error": "shutting_down",
+            "persisted": False,
+            "status": "error",
+        }
+        assert record_ids(evidence_root) == [evidence_id]  # the refused call left nothing
+        assert "shutting down (SIGTERM)" in stderr
+        assert disallowed_stderr_lines(stderr) == []
+
+
+def test_sigterm_leaves_a_search_past_the_grace_period_incomplete(evidence_root: Path) -> None:
+    with _spawn(evidence_root, "--delay", "4.0") as process:
+        evidence_id = _start_search(process, evidence_root)
+        since = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        answer = _receive(process)
+        elapsed, stderr = _finish(process, since)
+        assert process.returncode == 0
+        assert 1.5 < elapsed < 3.0  # the 2 s grace, then a prompt exit
+        assert answer["id"] == 1
+        assert answer["result"]["isError"] is True
+        assert_valid_output("search_literature", answer["result"]["structuredContent"])
+        assert answer["result"]["structuredContent"] == {
+            "error": "shutting_down",
+            "evidence_id": evidence_id,
+            "persisted": False,
+            "record_state": "incomplete",
+            "status": "error",
+        }
+        assert open_record(evidence_root, evidence_id).outcome is Outcome.INCOMPLETE
+        assert logged_receipts(evidence_root, evidence_id) == []
+        assert disallowed_stderr_lines(stderr) == []
+
+
+def test_a_second_signal_stops_at_once(evidence_root: Path) -> None:
+    with _spawn(evidence_root, "--delay", "4.0") as process:
+        evidence_id = _start_search(process, evidence_root)
+        process.send_signal(signal.SIGTERM)
+        time.sleep(0.2)
+        since = time.monotonic()
+        process.send_signal(signal.SIGINT)  # Ctrl-C after a first signal
+        elapsed, stderr = _finish(process, since)
+    assert elapsed < 1.0  # not after the 2 s grace period
+    assert process.returncode == 1
+    assert open_record(evidence_root, evidence_id).outcome is Outcome.INCOMPLETE
+    assert disallowed_stderr_lines(stderr) == []
+
+
+def test_stdin_from_dev_null_is_an_orderly_end(evidence_root: Path) -> None:
+    done = subprocess.run(
+        launcher_command(evidence_root),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=clean_env(HARVESTER_OPENALEX_API_KEY=KEY),
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert done.stdout == b""
+    assert disallowed_stderr_lines(done.stderr.decode()) == []
+    assert "details withheld" not in done.stderr.decode()
