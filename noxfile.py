@@ -388,11 +388,21 @@ def _differences() -> list[dict[str, str]]:
 
 
 def _code_digest(wheels: dict[str, Path]) -> str:
+    """The digest notanda_mcp._software.code_digest() gives for these wheels installed.
+
+    Every file of the three wheels except RECORD (in .dist-info only METADATA,
+    WHEEL, entry_points.txt and licenses/ count, which is all a wheel has there
+    besides RECORD); the integration suite checks both sides agree.
+    """
+    keep = {"METADATA", "WHEEL", "entry_points.txt"}
     lines = []
     for wheel in wheels.values():
         with zipfile.ZipFile(wheel) as archive:
             for name in archive.namelist():
-                if name.endswith("/RECORD") and ".dist-info/" in name:
+                parts = name.split("/")
+                if parts[0].endswith(".dist-info") and not (
+                    (len(parts) == 2 and parts[1] in keep) or parts[1:2] == ["licenses"]
+                ):
                     continue
                 lines.append(f"{name} {hashlib.sha256(archive.read(name)).hexdigest()}")
     return hashlib.sha256(("\n".join(sorted(lines)) + "\n").encode()).hexdigest()

@@ -195,9 +195,32 @@ def test_the_digest_covers_shipped_files_only() -> None:
         parts = path.split("/")
         assert "__pycache__" not in parts
         assert parts[0] != ".."
-        assert not (parts[0].endswith(".dist-info") and parts[-1] in _software._INSTALLER_FILES)
+        if parts[0].endswith(".dist-info"):
+            assert parts[1] in {"METADATA", "WHEEL", "entry_points.txt", "licenses"}, path
     for line in lines:
         assert re.fullmatch(r"\S+ [0-9a-f]{64}", line)
+
+
+@pytest.mark.parametrize(
+    ("path", "counted"),
+    [
+        ("notanda_mcp/_server.py", True),
+        ("notanda_mcp-0.2.0b1.dist-info/METADATA", True),
+        ("notanda_mcp-0.2.0b1.dist-info/WHEEL", True),
+        ("notanda_mcp-0.2.0b1.dist-info/entry_points.txt", True),
+        ("notanda_mcp-0.2.0b1.dist-info/licenses/LICENSE", True),
+        ("notanda_mcp-0.2.0b1.dist-info/RECORD", False),
+        ("notanda_mcp-0.2.0b1.dist-info/INSTALLER", False),
+        ("notanda_mcp-0.2.0b1.dist-info/REQUESTED", False),
+        ("notanda_mcp-0.2.0b1.dist-info/direct_url.json", False),
+        ("notanda_mcp-0.2.0b1.dist-info/uv_cache.json", False),
+        ("../../../bin/notanda-mcp", False),
+        ("notanda_mcp/__pycache__/_server.cpython-311.pyc", False),
+    ],
+)
+def test_what_counts_towards_the_digest(path: str, counted: bool) -> None:
+    """Installer additions (pip's and uv's alike) never change the digest."""
+    assert _software.shipped(path) is counted
 
 
 def test_the_package_ships_its_type_marker() -> None:

@@ -2,8 +2,10 @@
 
 The code digest is the SHA-256 over the sorted ``path sha256`` lines of every
 file the three Notanda wheels ship, as installed, leaving out what installers
-add or generate (``RECORD``, ``INSTALLER``, ``REQUESTED``, ``direct_url.json``,
-console scripts, ``__pycache__``). ``nox -s provenance`` computes the same
+add or generate: in ``.dist-info`` only ``METADATA``, ``WHEEL``,
+``entry_points.txt`` and ``licenses/`` count (so ``RECORD``, ``INSTALLER``,
+``REQUESTED``, ``direct_url.json`` and uv's ``uv_cache.json`` do not), and
+console scripts and ``__pycache__`` are left out. ``nox -s provenance`` computes the same
 digest from the built wheel files and records it in ``SOURCE_PROVENANCE.json``,
 so a record names the exact release it was made with. It is computed once per
 process, at the first search, never at start-up.
@@ -18,20 +20,23 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DISTRIBUTIONS", "code_digest", "software_record"]
+__all__ = ["DISTRIBUTIONS", "code_digest", "shipped", "software_record"]
 
 #: The three distributions whose files make up the code digest.
 DISTRIBUTIONS = ("notanda-evidence", "notanda-openalex", "notanda-mcp")
-_INSTALLER_FILES = frozenset({"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"})
+#: The metadata a wheel itself ships; everything else in ``.dist-info`` is written
+#: by the installer (RECORD, INSTALLER, REQUESTED, direct_url.json, uv_cache.json).
+_WHEEL_METADATA = frozenset({"METADATA", "WHEEL", "entry_points.txt"})
 
 
-def _shipped(path: str) -> bool:
+def shipped(path: str) -> bool:
+    """Whether an installed or wheel path counts towards the code digest."""
     parts = path.split("/")
     if parts[0] == ".." or "__pycache__" in parts:
         return False  # console scripts live outside site-packages; caches are generated
-    return not (
-        len(parts) == 2 and parts[0].endswith(".dist-info") and parts[1] in _INSTALLER_FILES
-    )
+    if parts[0].endswith(".dist-info"):
+        return (len(parts) == 2 and parts[1] in _WHEEL_METADATA) or parts[1:2] == ["licenses"]
+    return True
 
 
 def digest_lines(distributions: tuple[str, ...] = DISTRIBUTIONS) -> list[str]:
@@ -41,7 +46,7 @@ def digest_lines(distributions: tuple[str, ...] = DISTRIBUTIONS) -> list[str]:
         dist = metadata.distribution(name)
         for entry in dist.files or ():
             path = str(entry).replace("\\", "/")
-            if _shipped(path):
+            if shipped(path):
                 data = Path(entry.locate()).read_bytes()
                 lines.append(f"{path} {hashlib.sha256(data).hexdigest()}")
     return sorted(lines)
