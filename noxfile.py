@@ -474,7 +474,8 @@ def bench(session: nox.Session) -> None:
     """Print every benchmark figure beside notanda-mcp 0.1.0b3's (slow; not in the default run)."""
     wheel_files = [str(p) for p in _wheel_paths().values()]
     session.install("-c", str(CONSTRAINTS), *wheel_files)
-    anchor = Path(session.create_tmp()) / "anchor-venv"
+    # Outside the session's own folder, which nox recreates on every run.
+    anchor = ROOT / ".nox" / "_anchor-notanda-mcp-0.1.0b3"
     if not (anchor / "bin" / "python").exists():
         session.run(sys.executable, "-m", "venv", str(anchor), external=True)
         session.run(

@@ -345,8 +345,10 @@ def test_posix_path_fsyncs_every_file_and_the_directories(
 
     monkeypatch.setattr(_store.os, "fsync", recording_fsync)
     write_record(EvidenceStore(tmp_path))
-    # root after mkdir, then file + directory for each of the four files.
-    assert kinds == ["dir"] + ["file", "dir"] * 4
+    # The root after mkdir; request.json and its folder entry before any provider
+    # call; provider.json and response.json, whose renames one folder fsync covers;
+    # then the manifest and its entry, before the receipt is returned.
+    assert kinds == ["dir", "file", "dir", "file", "file", "dir", "file", "dir"]
 
 
 def test_storage_errors_never_carry_paths_or_os_text(tmp_path: Path) -> None:

@@ -107,14 +107,23 @@ def test_wildcard_question_is_not_sent_as_a_wildcard() -> None:
         ("machine learn*", "machine learn"),
         ('"what is it?" and *', '"what is it " and'),
         ("a\tb\nc\r\nd", "a b c d"),
-        ("a\x00b\x1bc\x7fd\x85e", "abcd e"),
+        ("a\x00b\x1bc\x7fd\x85e", "a b c d e"),
+        ("deep\x00learning\x1f now", "deep learning now"),
         ("  many    spaces  ", "many spaces"),
         ("ünïcödé\u00a0text", "ünïcödé text"),
-        ("bidi \u202eok", "bidi \u202eok"),
+        ("bidi \u202egnp.exe\u202c review", "bidi gnp.exe review"),
+        ("zero\u200bwidth\ufeff", "zero width"),
     ],
 )
 def test_query_hygiene(supplied: str, effective: str) -> None:
     assert prepare_search(supplied).effective.query == effective
+
+
+@pytest.mark.parametrize("invisible", ["\u200b\u200b", "\ufeff", "\u202e\u202c", "\x00\x07"])
+def test_a_query_of_invisible_characters_is_empty_after_hygiene(invisible: str) -> None:
+    with pytest.raises(SearchInputError) as caught:
+        prepare_search(invisible)
+    assert caught.value.reason.value == "empty_after_hygiene"
 
 
 def test_quoted_wildcards_are_replaced_too() -> None:

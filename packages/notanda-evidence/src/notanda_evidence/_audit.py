@@ -21,7 +21,15 @@ from typing import Any
 
 from . import _merkle
 from ._log import EntryType, Head, LogEntry, iter_lines, parse_line, read_log
-from .verify_file import Finding, Outcome, RecordResult, Severity, exit_code, verify_root
+from .verify_file import (
+    Finding,
+    Outcome,
+    RecordResult,
+    Severity,
+    collection_paused,
+    exit_code,
+    verify_root,
+)
 
 __all__ = ["AuditResult", "LogCode", "audit"]
 
@@ -149,8 +157,12 @@ def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[LogFinding
             )
         if entry.prev != previous:
             findings.append(_error(LogCode.CHAIN_BREAK, entry.evidence_id, position))
-        if previous_time is not None and _seconds_between(entry.time, previous_time) > (
-            TIME_REGRESSION_TOLERANCE_S
+        # The fixed timestamp format sorts like time itself: only an entry that
+        # is older than its predecessor needs its distance measured.
+        if (
+            previous_time is not None
+            and entry.time < previous_time
+            and _seconds_between(entry.time, previous_time) > TIME_REGRESSION_TOLERANCE_S
         ):
             findings.append(
                 LogFinding(
@@ -284,13 +296,14 @@ def audit(root: str | os.PathLike[str], *, held: Head | None = None) -> AuditRes
         EvidenceStorageError: The log or ``.notanda/`` is a link or unreadable.
     """
     bag = Path(root)
-    if (bag / "bagit.txt").is_file() and (bag / "data").is_dir():
-        verified = verify_root(bag / "data")
-        data, exists = read_log(bag, log_path=bag / "notanda" / "log.jsonl")
-    else:
-        verified = verify_root(root)
-        data, exists = read_log(root)
-    entries, leaves, findings = parse_log(data)
+    with collection_paused():
+        if (bag / "bagit.txt").is_file() and (bag / "data").is_dir():
+            verified = verify_root(bag / "data")
+            data, exists = read_log(bag, log_path=bag / "notanda" / "log.jsonl")
+        else:
+            verified = verify_root(root)
+            data, exists = read_log(root)
+        entries, leaves, findings = parse_log(data)
     join_findings, status = _join(verified.records, entries, exists)
     findings.extend(join_findings)
     if held is not None:

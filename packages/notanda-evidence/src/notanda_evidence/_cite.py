@@ -21,7 +21,14 @@ from typing import Any
 
 from ._audit import check_head, parse_log
 from ._log import EntryType, Head, read_log
-from .verify_file import Outcome, RecordResult, Severity, is_evidence_id, verify_record, verify_root
+from .verify_file import (
+    Outcome,
+    RecordResult,
+    Severity,
+    is_evidence_id,
+    record_ids,
+    verify_record,
+)
 
 __all__ = ["Citation", "CitationError", "CitationFormat", "collect_citations", "find_doi", "render"]
 
@@ -490,7 +497,8 @@ def find_doi(root: str | os.PathLike[str], doi: str) -> tuple[list[DoiMatch], li
     logged, _ = _logged_receipts(Path(root), None)
     matches: list[DoiMatch] = []
     skipped: list[RecordResult] = []
-    for result in verify_root(root).records:
+    for evidence_id in record_ids(root):
+        result = verify_record(Path(root) / evidence_id)
         if result.outcome is not Outcome.OK or result.response is None:
             skipped.append(result)
             continue

@@ -30,6 +30,7 @@ from .verify_file import (
     Outcome,
     RecordResult,
     is_evidence_id,
+    record_ids,
     verify_record,
     verify_root,
 )
@@ -77,25 +78,26 @@ def adopt(root: str | os.PathLike[str], *, dry_run: bool = False) -> AdoptReport
     """
     base = Path(root)
     latest = _latest_entries(base)
-    candidates: list[tuple[str, str, RecordResult]] = []
+    candidates: list[tuple[str, str, str | None]] = []
     refused: list[tuple[str, str]] = []
-    for result in verify_root(base).records:
-        if result.evidence_id in latest and latest[result.evidence_id] is not EntryType.TOMBSTONE:
+    for evidence_id in record_ids(base):
+        if evidence_id in latest and latest[evidence_id] is not EntryType.TOMBSTONE:
             continue
+        result = verify_record(base / evidence_id)
         if result.outcome is not Outcome.OK:
             refused.append((result.evidence_id, result.outcome.value))
             continue
         requested = (result.request or {}).get("requested_at")
         candidates.append(
-            (requested if isinstance(requested, str) else "", result.evidence_id, result)
+            (requested if isinstance(requested, str) else "", result.evidence_id, result.receipt)
         )
     candidates.sort(key=lambda item: (item[0], item[1]))
     adopted: list[tuple[str, int]] = []
     head: Head | None = None
     if not dry_run:
         log = EvidenceLog(base)
-        for _, evidence_id, result in candidates:
-            appended = log.append(evidence_id, result.receipt, EntryType.ADOPTED)
+        for _, evidence_id, receipt in candidates:
+            appended = log.append(evidence_id, receipt, EntryType.ADOPTED)
             adopted.append((evidence_id, appended.entry.index))
             head = appended.head
     else:

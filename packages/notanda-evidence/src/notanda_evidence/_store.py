@@ -6,7 +6,8 @@ Write order and why (``docs/evidence-format.md``, "Writing a record"):
    directory entry survives a power cut.
 2. For each payload in turn, ``request.json``, ``provider.json`` and
    ``response.json``: exclusive-create ``<name>.pending`` (mode 0600), write,
-   fsync, rename to ``<name>``, fsync the record directory.
+   fsync, rename to ``<name>``, fsync the record directory (one folder fsync
+   after ``response.json`` covers the renames of both later payloads).
 3. Seal: publish ``manifest.json`` the same way. Only after its directory entry
    is durable is the receipt returned.
 
@@ -201,6 +202,16 @@ def encode_canonical(value: Any) -> tuple[bytes, Any]:
         EvidenceValueError: *value* holds NaN, Infinity, a non-JSON type or a
             non-string key. Nothing has been written.
     """
+    parts, stored = _encode_parts(value)
+    return b"".join(parts), stored
+
+
+def _encode_parts(value: Any) -> tuple[list[bytes], Any]:
+    """Like :func:`encode_canonical`, but the bytes come as parts.
+
+    A fragment stays its own part, so a large spliced body is written and
+    hashed without ever being copied.
+    """
     _check_keys(value)
     try:
         return _encode_with_fragments(value), value
@@ -209,7 +220,7 @@ def encode_canonical(value: Any) -> tuple[bytes, Any]:
         return _encode_with_fragments(cleaned), cleaned
 
 
-def _encode_with_fragments(value: Any) -> bytes:
+def _encode_with_fragments(value: Any) -> list[bytes]:
     fragments: list[bytes] = []
     token = secrets.token_hex(16)
 
@@ -235,12 +246,15 @@ def _encode_with_fragments(value: Any) -> bytes:
     except (TypeError, RecursionError) as exc:
         raise EvidenceValueError("value is not JSON") from exc
     data = (text + "\n").encode("utf-8")
+    parts: list[bytes] = []
     for index, fragment in enumerate(fragments):
         placeholder = f'"\\u0000{token}:{index}\\u0000"'.encode("ascii")
         if data.count(placeholder) != 1:
             raise EvidenceValueError("a canonical fragment could not be placed")
-        data = data.replace(placeholder, fragment)
-    return data
+        before, data = data.split(placeholder)
+        parts += [before, fragment]
+    parts.append(data)
+    return parts
 
 
 # ------------------------------------------------------------ file system
@@ -264,7 +278,14 @@ class _RecordDir:
         self.path = path
         self.fd = fd
 
-    def publish(self, name: str, data: bytes) -> None:
+    def publish(self, name: str, parts: list[bytes], *, sync_dir: bool = True) -> None:
+        """Publish *parts* (the file's bytes) atomically as *name*.
+
+        With ``sync_dir=False`` the rename is left for the next folder fsync
+        to make durable: the writer does so for ``provider.json``, whose
+        rename the fsync after ``response.json`` covers, since a record
+        without a manifest is incomplete whatever payloads survive.
+        """
         pending = name + _v1.PENDING_SUFFIX
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | _BINARY
         if self.fd is not None:
@@ -273,10 +294,11 @@ class _RecordDir:
             fd = os.open(os.path.join(self.path, pending), flags, 0o600)
         try:
             try:
-                view = memoryview(data)
-                while view:
-                    written = os.write(fd, view)
-                    view = view[written:]
+                for part in parts:
+                    view = memoryview(part)
+                    while view:
+                        written = os.write(fd, view)
+                        view = view[written:]
                 os.fsync(fd)
             finally:
                 os.close(fd)
@@ -287,7 +309,8 @@ class _RecordDir:
         except BaseException:
             self._discard(pending)
             raise
-        self.sync()
+        if sync_dir:
+            self.sync()
 
     def _discard(self, pending: str) -> None:
         try:
@@ -372,17 +395,20 @@ class RecordWriter:
         if self._on_stage is not None:
             self._on_stage(stage, self.evidence_id)
 
-    def _publish(self, name: str, value: Any) -> Any:
+    def _publish(self, name: str, value: Any, *, sync_dir: bool = True) -> Any:
         if name in self._files or self._seal is not None:
             raise RuntimeError(f"{name} was already written")
-        data, stored = encode_canonical(value)
+        parts, stored = _encode_parts(value)
         try:
-            self._dir.publish(name, data)
+            self._dir.publish(name, parts, sync_dir=sync_dir)
         except OSError as exc:
             raise EvidenceStorageError.from_os_error(
                 exc, evidence_id=self.evidence_id, file=name
             ) from exc
-        self._files[name] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        digest = hashlib.sha256()
+        for part in parts:
+            digest.update(part)
+        self._files[name] = {"bytes": sum(map(len, parts)), "sha256": digest.hexdigest()}
         return stored
 
     def write_request(self, value: Any) -> Any:
@@ -394,7 +420,7 @@ class RecordWriter:
 
     def write_provider(self, value: Any) -> Any:
         """Publish ``provider.json``, the provider observation."""
-        stored = self._publish("provider.json", value)
+        stored = self._publish("provider.json", value, sync_dir=False)
         self.stage(Stage.AFTER_PROVIDER)
         return stored
 
@@ -425,7 +451,7 @@ class RecordWriter:
         self.stage(Stage.BEFORE_MANIFEST)
         data = _v1.canonical_bytes(manifest)
         try:
-            self._dir.publish(_v1.MANIFEST, data)
+            self._dir.publish(_v1.MANIFEST, [data])
         except OSError as exc:
             raise EvidenceStorageError.from_os_error(
                 exc, evidence_id=self.evidence_id, file=_v1.MANIFEST

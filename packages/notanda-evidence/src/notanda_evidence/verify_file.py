@@ -25,7 +25,9 @@ record; 3 no failure but at least one incomplete record.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import enum
+import gc
 import hashlib
 import hmac
 import json
@@ -53,6 +55,7 @@ __all__ = [
     "main",
     "open_record",
     "parse_canonical",
+    "record_ids",
     "verify_paths",
     "verify_record",
     "verify_root",
@@ -406,18 +409,20 @@ def _lstat_is_link(name: str, dir_fd: int) -> bool:
 
 
 def _kind(entry: os.DirEntry[str]) -> str:
+    # On POSIX the listing's own entry type answers without a stat call; the
+    # no-follow open and fstat of every file read later catch a swap. Windows
+    # needs the attributes (reparse points), which its listing already holds.
     try:
         if entry.is_symlink():
             return "link"
-        st = entry.stat(follow_symlinks=False)
+        if os.name == "nt" and _is_link(entry.stat(follow_symlinks=False)):
+            return "link"
+        if entry.is_file(follow_symlinks=False):
+            return "file"
+        if entry.is_dir(follow_symlinks=False):
+            return "dir"
     except OSError:
-        return "other"
-    if _is_link(st):
-        return "link"
-    if stat.S_ISREG(st.st_mode):
-        return "file"
-    if stat.S_ISDIR(st.st_mode):
-        return "dir"
+        pass
     return "other"
 
 
@@ -551,6 +556,7 @@ def verify_record(
     *,
     full: bool = False,
     evidence_id: str | None = None,
+    keep_payloads: bool = True,
 ) -> RecordResult:
     """Verify one record directory and return every finding.
 
@@ -563,10 +569,12 @@ def verify_record(
         full: Also parse ``provider.json`` strictly (the ``--full`` pass); by
             default it is only size- and hash-checked.
         evidence_id: The expected ID, when the folder name is not it.
+        keep_payloads: Keep the parsed request and response in the result
+            (a pass over a whole root does not, to keep memory flat).
 
     Returns:
-        The record's result; ``result.response`` holds the stored response
-        when the outcome is ``ok``.
+        The record's result; ``result.response`` and ``result.request`` hold
+        the stored payloads when the outcome is ``ok`` and *keep_payloads*.
     """
     text_path = os.fspath(path)
     record_id = evidence_id or os.path.basename(os.path.normpath(text_path))
@@ -586,8 +594,8 @@ def verify_record(
             receipt=actual_receipt,
             receipt_checked=receipt_checked,
             full=full,
-            response=response if outcome is Outcome.OK else None,
-            request=request if outcome is Outcome.OK else None,
+            response=response if keep_payloads and outcome is Outcome.OK else None,
+            request=request if keep_payloads and outcome is Outcome.OK else None,
         )
 
     try:
@@ -745,11 +753,13 @@ def verify_root(
     receipts: Mapping[str, object] | None = None,
     *,
     full: bool = False,
+    keep_payloads: bool = False,
 ) -> RootResult:
     """Verify every record under an evidence root.
 
     Entries whose names are not evidence IDs are reported as warnings, never
     opened as records; ``.notanda/`` is reserved for the log and lock files.
+    The parsed payloads are dropped unless *keep_payloads* asks for them.
     """
     text_root = os.fspath(root)
     receipts = receipts or {}
@@ -762,12 +772,41 @@ def verify_root(
             continue
         if is_evidence_id(name):
             records.append(
-                verify_record(os.path.join(text_root, name), receipts.get(name), full=full)
+                verify_record(
+                    os.path.join(text_root, name),
+                    receipts.get(name),
+                    full=full,
+                    keep_payloads=keep_payloads,
+                )
             )
         else:
             hint = "looks like an evidence ID but is not one" if _near_miss(name) else None
             findings.append(Finding(Code.ROOT_STRAY_ENTRY, Severity.WARNING, name, hint))
     return RootResult(text_root, tuple(records), tuple(findings))
+
+
+@contextlib.contextmanager
+def collection_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector during a pass over many records.
+
+    Parsing thousands of payloads allocates enough to trigger full collections
+    that find nothing: the parsed values hold no cycles and are dropped per
+    record. Reference counting still frees everything; the collector is
+    restored (if it was running) when the pass ends.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def record_ids(root: str | os.PathLike[str]) -> list[str]:
+    """The evidence IDs of the record entries under *root*, sorted."""
+    with os.scandir(os.fspath(root)) as scan:
+        return sorted(entry.name for entry in scan if is_evidence_id(entry.name))
 
 
 def _is_record_path(path: str) -> bool:
@@ -795,21 +834,22 @@ def verify_paths(
     receipts = dict(receipts or {})
     results: dict[str, RecordResult] = {}
     warnings: list[Finding] = []
-    for path in paths:
-        if _is_record_path(path):
-            if not os.path.lexists(path):
-                raise UsageError(f"{path}: no such record")
-            result = verify_record(path, receipts.get(_basename(path)), full=full)
-            results[result.evidence_id] = result
-            continue
-        if not os.path.isdir(path):
-            raise UsageError(f"{path}: not a record or an evidence root")
-        root = verify_root(path, receipts, full=full)
-        if not root.records:
-            raise UsageError(f"{path}: holds no evidence record")
-        for result in root.records:
-            results[result.evidence_id] = result
-        warnings.extend(root.findings)
+    with collection_paused():
+        for path in paths:
+            if _is_record_path(path):
+                if not os.path.lexists(path):
+                    raise UsageError(f"{path}: no such record")
+                result = verify_record(path, receipts.get(_basename(path)), full=full)
+                results[result.evidence_id] = result
+                continue
+            if not os.path.isdir(path):
+                raise UsageError(f"{path}: not a record or an evidence root")
+            root = verify_root(path, receipts, full=full)
+            if not root.records:
+                raise UsageError(f"{path}: holds no evidence record")
+            for result in root.records:
+                results[result.evidence_id] = result
+            warnings.extend(root.findings)
     for evidence_id in sorted(set(receipts) - set(results)):
         results[evidence_id] = RecordResult(
             evidence_id=evidence_id,

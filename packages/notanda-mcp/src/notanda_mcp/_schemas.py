@@ -141,38 +141,16 @@ def get_evidence_input() -> dict[str, Any]:
 
 _NULLABLE_STRING = {"type": ["string", "null"]}
 _NULLABLE_INT = {"type": ["integer", "null"]}
+#: Each result is a citation block (``docs/evidence-format.md``, section 2.4). Only
+#: its identity is constrained here: clients validate every answer against this
+#: schema, and per-field schemas for ten works cost them milliseconds per call.
 _WORK = {
     "type": "object",
-    "required": ["openalex_id", "title", "doi"],
-    "properties": {
-        "openalex_id": {"type": "string"},
-        "doi": _NULLABLE_STRING,
-        "title": _NULLABLE_STRING,
-        "publication_year": _NULLABLE_INT,
-        "publication_date": _NULLABLE_STRING,
-        "authors": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["name"],
-                "properties": {"name": _NULLABLE_STRING, "orcid": _NULLABLE_STRING},
-            },
-        },
-        "authors_total": _NULLABLE_INT,
-        "authors_truncated_by_provider": {"type": ["boolean", "null"]},
-        "venue": _NULLABLE_STRING,
-        "volume": _NULLABLE_STRING,
-        "issue": _NULLABLE_STRING,
-        "first_page": _NULLABLE_STRING,
-        "last_page": _NULLABLE_STRING,
-        "type": _NULLABLE_STRING,
-        "language": _NULLABLE_STRING,
-        "is_oa": {"type": ["boolean", "null"]},
-        "oa_status": _NULLABLE_STRING,
-        "oa_url": _NULLABLE_STRING,
-        "is_retracted": {"type": ["boolean", "null"]},
-        "cited_by_count": _NULLABLE_INT,
-    },
+    "required": ["openalex_id", "doi", "title", "authors", "publication_year"],
+    "description": "A citation block: openalex_id, doi, title, publication_year, "
+    "publication_date, authors (at most 20, each name and orcid), authors_total, "
+    "authors_truncated_by_provider, venue, volume, issue, first_page, last_page, type, "
+    "language, is_oa, oa_status, oa_url, is_retracted, cited_by_count.",
 }
 _LOG_HEAD = {
     "type": "object",

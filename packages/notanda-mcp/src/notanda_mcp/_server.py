@@ -228,6 +228,7 @@ class NotandaServer:
         if params.name == GET_EVIDENCE:
             work: Callable[[], Reply] = partial(self.service.get_evidence, arguments)
             return _result(await self._run(work))
+        requested = _cancel_requested(ctx)
         cancelled = threading.Event()
         created: list[str] = []
         work = partial(
@@ -235,11 +236,11 @@ class NotandaServer:
             arguments,
             client=_client_identity(ctx),
             protocol_version=ctx.protocol_version,
-            cancelled=lambda: cancelled.is_set() and not self.calls.closing,
+            cancelled=lambda: cancelled.is_set() or requested(),
             on_record=created.append,
         )
         async with anyio.create_task_group() as watchers:
-            watchers.start_soon(_watch_cancellation, cancelled)
+            watchers.start_soon(_watch_cancellation, cancelled, self.calls)
             reply = await self._run(work, created)
             watchers.cancel_scope.cancel()
         return _result(reply)
@@ -323,12 +324,34 @@ class NotandaServer:
             os._exit(0)
 
 
-async def _watch_cancellation(cancelled: threading.Event) -> None:
-    """Note a client's cancellation; the shielded work carries on regardless."""
+def _cancel_requested(ctx: ServerRequestContext[Any, Any]) -> Callable[[], bool]:
+    """Whether the client sent ``notifications/cancelled`` for this request.
+
+    The SDK's JSON-RPC dispatcher sets ``cancel_requested`` exactly when the
+    peer cancels a request, at the moment the notification is read, so a
+    cancellation followed at once by stdin EOF is still the client's. (When
+    stdin closes, every call is cancelled without it.) The low-level context
+    does not expose the event, so it is read from the session's request
+    channel; if an SDK release moves it, the watcher below still notices.
+    """
+    channel = getattr(ctx.session, "_request_outbound", None)
+    event = getattr(channel, "cancel_requested", None)
+    return event.is_set if isinstance(event, anyio.Event) else (lambda: False)
+
+
+async def _watch_cancellation(cancelled: threading.Event, calls: _Calls) -> None:
+    """Note a cancellation of this call; the shielded work carries on regardless.
+
+    This also sees a caller's own cancellation when the SDK runs the handler in
+    the caller's task (in-memory direct dispatch), where no notification is
+    sent. A cancellation that reaches this task after stdin closed is the
+    shutdown's, not the client's, and is not counted.
+    """
     try:
         await anyio.sleep_forever()
     except anyio.get_cancelled_exc_class():
-        cancelled.set()
+        if not calls.closing:
+            cancelled.set()
         raise
 
 

@@ -18,6 +18,7 @@ MCP clients that spawn this server.
 from __future__ import annotations
 
 import datetime as dt
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -47,6 +48,30 @@ class Reply:
 
     content: dict[str, Any]
     is_error: bool
+
+
+def _release_large_buffers() -> None:
+    """Keep multi-megabyte buffers out of the heap (glibc), so memory stays flat.
+
+    glibc serves large allocations with ``mmap`` and gives them back on free,
+    but raises that threshold after each such free, so the next provider page
+    (several MiB of body, text and canonical bytes) lands in the heap and is
+    never returned. A fixed threshold stops that drift. Elsewhere (musl,
+    macOS, Windows) this does nothing.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None)
+        libc.mallopt(_M_MMAP_THRESHOLD, 1 << 20)
+    except (OSError, AttributeError):
+        pass
+
+
+#: ``mallopt`` parameter number of ``M_MMAP_THRESHOLD`` in glibc's malloc.h.
+_M_MMAP_THRESHOLD = -3
 
 
 def _timestamp() -> str:
@@ -103,6 +128,7 @@ class EvidenceService:
                 from notanda_evidence import EvidenceLog, EvidenceStore
                 from notanda_openalex import OpenAlexClient
 
+                _release_large_buffers()
                 self._client = OpenAlexClient.from_core_config(
                     config=self._config, transport=self._transport
                 )

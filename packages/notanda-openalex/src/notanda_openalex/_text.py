@@ -14,15 +14,10 @@ __all__ = ["clean_display_text", "has_lone_surrogate", "replace_lone_surrogates"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
-#: Category Cc is a fixed set (U+0000-001F, U+007F-009F). Whitespace among them
-#: becomes a space, the rest disappear. ``?`` and ``*`` become spaces because
-#: OpenAlex answers HTTP 400 to a wildcard in a stemmed ``search``.
-_QUERY_TABLE: dict[int, str | None] = {
-    code: (" " if chr(code).isspace() else None)
-    for code in (*range(0x00, 0x20), *range(0x7F, 0xA0))
-}
-_QUERY_TABLE[ord("?")] = " "
-_QUERY_TABLE[ord("*")] = " "
+#: Characters that become a space in the effective query besides control (Cc)
+#: and format (Cf) characters: OpenAlex answers HTTP 400 to a wildcard in a
+#: stemmed ``search``.
+_QUERY_SPACES = frozenset("?*")
 
 
 def has_lone_surrogate(text: str) -> bool:
@@ -38,11 +33,16 @@ def replace_lone_surrogates(text: str) -> str:
 def sanitize_query(text: str) -> str:
     """Return the effective ``search`` value for a stripped, length-checked query.
 
-    Lone surrogates become U+FFFD; ``?``, ``*`` and whitespace controls become
-    spaces; other control characters are removed; runs of whitespace collapse
-    to one space. The result may be empty.
+    Lone surrogates become U+FFFD; ``?``, ``*``, control characters (Cc) and
+    format characters (Cf: zero-width characters, bidirectional controls,
+    U+FEFF) become spaces, so that neither a wildcard nor an invisible
+    character reaches OpenAlex and words never run together; runs of
+    whitespace collapse to one space. The result may be empty.
     """
-    cleaned = replace_lone_surrogates(text).translate(_QUERY_TABLE)
+    cleaned = "".join(
+        " " if char in _QUERY_SPACES or unicodedata.category(char) in ("Cc", "Cf") else char
+        for char in replace_lone_surrogates(text)
+    )
     return " ".join(cleaned.split())
 
 

@@ -1,0 +1,177 @@
+"""Every benchmark figure the package issues ask for, in one table beside notanda-mcp 0.1.0b3's.
+
+Run by ``nox -s bench``, which installs the three built wheels into its venv,
+builds a second venv with ``notanda-mcp==0.1.0b3`` (the anchor) and calls::
+
+    python tests-integration/bench/run_bench.py --anchor-python ANCHOR_VENV/bin/python
+
+with ``NOTANDA_SHARED_DIR`` (fixtures) and ``NOTANDA_REPO_ROOT`` (for
+``packages/notanda-openalex/tests/bench_support.py``, which the wheel does not
+ship) set. Sections (``--only``): ``evidence`` (verify, seal, log append,
+audit, consistency proof), ``openalex`` (body to result, peak memory) and
+``mcp`` (the two servers over real stdio). Targets are shown, not asserted:
+the exit code is 0 when every figure was measured and 1 when one could not be,
+whatever the figures say. ``--quick`` scales every size down for development
+and says so in the output.
+
+Everything is written under a fresh directory in the system temporary
+directory (``--workdir`` to choose), removed at the end unless ``--keep``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from benchlib import Bench, Row, interpreter_version, machine_summary
+
+SECTIONS = ("evidence", "openalex", "mcp")
+HEADERS = Row("benchmark", "ours", "anchor 0.1.0b3 / floor", "ratio", "target", "met")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--anchor-python",
+        help="python of a venv with notanda-mcp==0.1.0b3 installed (the anchor)",
+    )
+    parser.add_argument("--only", action="append", choices=SECTIONS, help="run only SECTION")
+    parser.add_argument("--quick", action="store_true", help="scaled-down sizes (development)")
+    parser.add_argument("--workdir", type=Path, help="where to build corpora (default: a tempdir)")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the rows as JSON")
+    return parser.parse_args(argv)
+
+
+def render(rows: list[Row]) -> list[str]:
+    """The rows as a fixed-width text table."""
+    table = [HEADERS, *rows]
+    widths = [max(len(getattr(row, name)) for row in table) for name in Row.__dataclass_fields__]
+
+    def line(row: Row) -> str:
+        cells = [getattr(row, name) for name in Row.__dataclass_fields__]
+        return " | ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True))
+
+    rule = "-+-".join("-" * width for width in widths)
+    return [line(HEADERS), rule, *(line(row) for row in rows)]
+
+
+def reproduce(args: argparse.Namespace, anchor_python: str | None) -> list[str]:
+    here = Path(__file__).resolve()
+    repo = os.environ.get("NOTANDA_REPO_ROOT") or str(here.parents[2])
+    shared = os.environ.get("NOTANDA_SHARED_DIR") or str(Path(repo).parent / "shared")
+    direct = [sys.executable, str(here)]
+    if anchor_python:
+        direct += ["--anchor-python", anchor_python]
+    for section in args.only or ():
+        direct += ["--only", section]
+    if args.quick:
+        direct.append("--quick")
+    return [
+        "# the whole run (builds the wheels, the bench venv and, once, the anchor venv):",
+        f"cd {shlex.quote(repo)} && nox -s bench",
+        "# this run again, in the venvs nox built (after the wheels are installed there):",
+        f"cd {shlex.quote(repo)} && NOTANDA_SHARED_DIR={shlex.quote(shared)} "
+        f"NOTANDA_REPO_ROOT={shlex.quote(repo)} {shlex.join(direct)}",
+        "# one section: add --only evidence|openalex|mcp; development sizes: add --quick",
+    ]
+
+
+def format_load(load: tuple[float, float, float]) -> str:
+    return " / ".join(f"{value:.2f}" for value in load)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = time.perf_counter()
+    repo_root = Path(os.environ.get("NOTANDA_REPO_ROOT") or Path(__file__).resolve().parents[2])
+    shared_dir = Path(os.environ.get("NOTANDA_SHARED_DIR") or repo_root.parent / "shared")
+    os.environ.setdefault("NOTANDA_SHARED_DIR", str(shared_dir))  # read by bench_support
+    anchor_python = os.path.abspath(args.anchor_python) if args.anchor_python else None
+    if args.workdir:
+        workdir = args.workdir.resolve()
+        workdir.mkdir(parents=True, exist_ok=False)
+    else:
+        workdir = Path(tempfile.mkdtemp(prefix="notanda-bench-"))
+    bench = Bench(workdir, repo_root, shared_dir, anchor_python, args.quick)
+    if anchor_python is None:
+        bench.failures.append("anchor: no --anchor-python given; anchor figures missing")
+
+    import notanda_evidence
+    import notanda_mcp
+    import notanda_openalex
+
+    print(f"notanda benchmarks, {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC")
+    print(f"machine: {machine_summary()}")
+    print(
+        f"ours: notanda-evidence {notanda_evidence.__version__}, notanda-openalex "
+        f"{notanda_openalex.__version__}, notanda-mcp {notanda_mcp.__version__} "
+        f"({sys.executable})"
+    )
+    if anchor_python:
+        print(
+            f"anchor: notanda-mcp 0.1.0b3 on Python {interpreter_version(anchor_python)} "
+            f"({anchor_python})"
+        )
+    print(f"work directory: {workdir}{' (QUICK: scaled-down sizes)' if args.quick else ''}")
+    load_before = os.getloadavg()
+    print(f"load average (1/5/15 min) at start: {format_load(load_before)}")
+    print(flush=True)
+
+    import evidence_bench
+    import mcp_bench
+    import openalex_bench
+
+    modules = {"evidence": evidence_bench, "openalex": openalex_bench, "mcp": mcp_bench}
+    try:
+        for name in args.only or SECTIONS:
+            section_started = time.perf_counter()
+            print(f"running {name} ...", flush=True)
+            try:
+                modules[name].run(bench)
+            except Exception as exc:
+                traceback.print_exc()
+                bench.failed(name, f"{type(exc).__name__}: {exc}")
+            print(f"  {name} took {time.perf_counter() - section_started:.0f} s", flush=True)
+    finally:
+        bench.close()
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    print()
+    for line in render(bench.rows):
+        print(line)
+    print()
+    print("notes:")
+    for note in bench.notes:
+        print(f"- {note}")
+    print()
+    print("reproduce:")
+    for line in reproduce(args, anchor_python):
+        print(f"  {line}")
+    if args.json:
+        args.json.write_text(json.dumps([row.__dict__ for row in bench.rows], indent=2) + "\n")
+    print()
+    print(
+        f"total time: {time.perf_counter() - started:.0f} s; load average at the end: "
+        f"{format_load(os.getloadavg())} (other work on the machine makes figures noisier)"
+    )
+    if bench.failures:
+        print("could not measure:", file=sys.stderr)
+        for failure in bench.failures:
+            print(f"  {failure}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
