@@ -411,10 +411,10 @@ async def test_disk_errors_after_the_request_leave_an_incomplete_record(
 ) -> None:
     publish = evidence_store._RecordDir.publish
 
-    def failing_publish(self: Any, name: str, data: bytes) -> None:
+    def failing_publish(self: Any, name: str, parts: list[bytes], **kwargs: Any) -> None:
         if name == failing:
             raise OSError(code, os.strerror(code))
-        publish(self, name, data)
+        publish(self, name, parts, **kwargs)
 
     monkeypatch.setattr(evidence_store._RecordDir, "publish", failing_publish)
     server = make_server(evidence_root)
@@ -438,10 +438,10 @@ async def test_disk_error_on_the_request_file_makes_no_provider_call(
 ) -> None:
     publish = evidence_store._RecordDir.publish
 
-    def failing_publish(self: Any, name: str, data: bytes) -> None:
+    def failing_publish(self: Any, name: str, parts: list[bytes], **kwargs: Any) -> None:
         if name == "request.json":
             raise OSError(errno.ENOSPC, "full")
-        publish(self, name, data)
+        publish(self, name, parts, **kwargs)
 
     monkeypatch.setattr(evidence_store._RecordDir, "publish", failing_publish)
     provider = FakeOpenAlex()
