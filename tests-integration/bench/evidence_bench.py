@@ -388,15 +388,23 @@ def bench_seal(bench: Bench, template: Template) -> None:
     floor_dir.mkdir()
     samples: dict[str, list[float]] = {key: [] for key in ("cpu", "wall", "real", "floor")}
     counts = set()
-    for index in range(bench.scale(200, 40) + 5):
+    settled = settle(root, [b"x" * provider_bytes, b"y" * 20_000, b"z" * 400])
+    rounds = bench.scale(200, 40)
+    # The CPU rounds come first and make no fsync at all: a journal commit forced by a real
+    # fsync makes the next file creations cost the kernel several times more, which would
+    # measure this benchmark's own I/O rather than the writer.
+    for index in range(rounds + 5):
         cpu, wall, _, written = one(True)
-        _, real, count, _ = one(False)
         floor = publish_floor(floor_dir / str(index), written)
         if index >= 5:  # warm-up
             samples["cpu"].append(cpu)
             samples["wall"].append(wall)
-            samples["real"].append(real)
             samples["floor"].append(floor)
+    os.sync()
+    for index in range(rounds + 5):
+        _, real, count, _ = one(False)
+        if index >= 5:
+            samples["real"].append(real)
             counts.add(count)
     m = {key: median(values) for key, values in samples.items()}
     fsyncs = "/".join(str(c) for c in sorted(counts))
@@ -416,17 +424,57 @@ def bench_seal(bench: Bench, template: Template) -> None:
         "report",
         met=None,
     )
-    bench.note(
-        "seal: per record, alternating: (1) write_provider + write_response + seal with "
-        "os.fsync stubbed, CPU = time.process_time() (user + system, all threads; "
-        f"wall {ms(m['wall'], 3)}), (2) the same with the {fsyncs} real fsyncs (file and "
-        "directory per file; creating the record and request.json, not timed, add 3 more), "
-        "(3) 'fs calls alone': exclusive create, write, rename and close of the same three "
-        "files' bytes, without encoding or hashing, the kernel's share of (1). The kernel's "
-        "cost of creating a file varies several-fold with other I/O on the same filesystem "
-        f"(journal contention), so this row is measured first, before any corpus is written; "
-        f"{len(samples['cpu'])} records."
+    bench.row(
+        "  seal CPU, our code's share (minus fs calls alone)",
+        f"{ms(m['cpu'] - m['floor'], 3)} CPU",
+        "encoding, hashing, bookkeeping",
+        "-",
+        "report",
+        met=None,
     )
+    bench.note(
+        "seal: per record, alternating (1) write_provider + write_response + seal with "
+        "os.fsync stubbed, CPU = time.process_time() (user + system, all threads; "
+        f"wall {ms(m['wall'], 3)}) and (3) 'fs calls alone': exclusive create, write, rename "
+        "and close of the same three files' bytes, without encoding or hashing, the kernel's "
+        "share of (1); then, in a second pass, (2) the same as (1) with the "
+        f"{fsyncs} real fsyncs (file and directory per file; creating the record and "
+        "request.json, not timed, add 3 more). The kernel's "
+        "cost of creating a file varies several-fold with other I/O on the same filesystem "
+        "(writeback and journal work), so this row is measured first, before any corpus is "
+        f"written, once the {settled}; 'met' is judged on the whole CPU figure, the "
+        f"kernel's share included; {len(samples['cpu'])} records."
+    )
+
+
+def settle(folder: Path, files: list[bytes], limit_s: float = 60.0) -> str:
+    """Wait until creating files costs the kernel its quiet-machine price again.
+
+    After heavy writes (the wheels, the venvs, an earlier run's corpus and its
+    removal) creating and renaming a file costs several times more CPU for
+    tens of seconds, even after ``os.sync()``. Probe the fs-calls floor once a
+    second until it stops falling (three probes no better than the best one
+    seen), at most *limit_s*; say how long that took.
+    """
+    started = time.perf_counter()
+    os.sync()
+    best = float("inf")
+    stale = 0
+    probe = 0
+    while stale < 3 and time.perf_counter() - started < limit_s:
+        target = folder / f"probe-{probe}"
+        target.mkdir()
+        figure = median([publish_floor(target / str(i), files) for i in range(20)])
+        shutil.rmtree(target)
+        probe += 1
+        if figure < best * 0.9:
+            best, stale = min(best, figure), 0
+        else:
+            best, stale = min(best, figure), stale + 1
+        time.sleep(1)
+    waited = time.perf_counter() - started
+    state = "settled" if stale >= 3 else "did NOT settle"
+    return f"file system {state} after {waited:.0f} s ({probe} probes, best {ms(best, 3)})"
 
 
 def publish_floor(folder: Path, files: list[bytes]) -> float:
@@ -616,9 +664,7 @@ def run(bench: Bench) -> None:
     hundred_kb = min(
         corpus.templates, key=lambda t: abs(len(t.provider["observed_json"].data) - 100_000)
     )
-    # First, after flushing whatever was written before the run (the venvs): creating files
-    # costs the kernel more while other writes are being committed.
-    os.sync()
+    # First, before this run writes anything (bench_seal waits for the file system to settle).
     try:
         bench_seal(bench, hundred_kb)
     except Exception as exc:
