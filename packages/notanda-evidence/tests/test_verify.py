@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -168,6 +169,32 @@ def test_windows_code_path_gives_the_same_verdicts(
     monkeypatch.setattr(verify_file, "USE_DIR_FD", False)
     path_based = {r.evidence_id: (r.outcome, r.findings) for r in verify_root(root).records}
     assert path_based == posix
+
+
+@pytest.mark.parametrize("enabled_before", [True, False])
+def test_a_root_pass_pauses_the_collector_and_restores_its_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, enabled_before: bool
+) -> None:
+    for _ in range(3):
+        sealed(tmp_path)
+    seen: list[bool] = []
+    real = verify_file.verify_record
+
+    def spy(*args: object, **kwargs: object) -> verify_file.RecordResult:
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(verify_file, "verify_record", spy)
+    was = gc.isenabled()
+    (gc.enable if enabled_before else gc.disable)()
+    try:
+        result = verify_root(tmp_path)
+        after = gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert [r.outcome for r in result.records] == [Outcome.OK] * 3
+    assert seen == [False] * 3
+    assert after is enabled_before
 
 
 def test_root_warnings_name_stray_entries(materialize: Callable[[str], Path]) -> None:

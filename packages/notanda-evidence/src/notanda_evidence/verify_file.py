@@ -760,6 +760,8 @@ def verify_root(
     Entries whose names are not evidence IDs are reported as warnings, never
     opened as records; ``.notanda/`` is reserved for the log and lock files.
     The parsed payloads are dropped unless *keep_payloads* asks for them.
+    The cyclic garbage collector is paused for the pass
+    (:func:`collection_paused`).
     """
     text_root = os.fspath(root)
     receipts = receipts or {}
@@ -767,21 +769,22 @@ def verify_root(
     records: list[RecordResult] = []
     with os.scandir(text_root) as scan:
         names = sorted(entry.name for entry in scan)
-    for name in names:
-        if name == RESERVED_DIR:
-            continue
-        if is_evidence_id(name):
-            records.append(
-                verify_record(
-                    os.path.join(text_root, name),
-                    receipts.get(name),
-                    full=full,
-                    keep_payloads=keep_payloads,
+    with collection_paused():
+        for name in names:
+            if name == RESERVED_DIR:
+                continue
+            if is_evidence_id(name):
+                records.append(
+                    verify_record(
+                        os.path.join(text_root, name),
+                        receipts.get(name),
+                        full=full,
+                        keep_payloads=keep_payloads,
+                    )
                 )
-            )
-        else:
-            hint = "looks like an evidence ID but is not one" if _near_miss(name) else None
-            findings.append(Finding(Code.ROOT_STRAY_ENTRY, Severity.WARNING, name, hint))
+            else:
+                hint = "looks like an evidence ID but is not one" if _near_miss(name) else None
+                findings.append(Finding(Code.ROOT_STRAY_ENTRY, Severity.WARNING, name, hint))
     return RootResult(text_root, tuple(records), tuple(findings))
 
 
