@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import notanda_evidence
+import pytest
 
 
 def test_public_names_are_exactly_all() -> None:
@@ -15,6 +16,42 @@ def test_public_names_are_exactly_all() -> None:
     modules = {"verify_file"}
     assert public - modules == set(notanda_evidence.__all__) - {"__version__"}
     assert len(notanda_evidence.__all__) == len(set(notanda_evidence.__all__))
+
+
+def test_names_are_imported_on_first_use() -> None:
+    """Importing the package loads no submodule; each name comes from its defining module."""
+    code = (
+        "import json, sys\n"
+        "import notanda_evidence as ne\n"
+        "before = sorted(m for m in sys.modules if m.startswith('notanda_evidence'))\n"
+        "from notanda_evidence import EvidenceStore, EvidenceLog, open_record\n"
+        "writer = sorted(m for m in sys.modules if m.startswith('notanda_evidence'))\n"
+        "home = lambda n: 'notanda_evidence' + ne._EXPORTS.get(n, '._version')\n"
+        "wrong = [n for n in ne.__all__\n"
+        "         if getattr(ne, n) is not getattr(sys.modules[home(n)], n)]\n"
+        "print(json.dumps([before, writer, wrong]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    before, writer, wrong = json.loads(out.stdout)
+    assert before == ["notanda_evidence", "notanda_evidence._version"]
+    # The server's path: the writer, the log and the reader, not the auditor or the CLI.
+    assert writer == [
+        "notanda_evidence",
+        "notanda_evidence._log",
+        "notanda_evidence._merkle",
+        "notanda_evidence._store",
+        "notanda_evidence._version",
+        "notanda_evidence.verify_file",
+    ]
+    assert wrong == []
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        notanda_evidence.nothing_here
 
 
 def test_version_is_the_single_literal() -> None:
@@ -28,6 +65,7 @@ def test_importing_loads_nothing_outside_the_standard_library() -> None:
     code = (
         "import json, sys\n"
         "import notanda_evidence, notanda_evidence._cli\n"
+        "[getattr(notanda_evidence, name) for name in notanda_evidence.__all__]\n"
         "print(json.dumps(sorted(sys.modules)))\n"
     )
     out = subprocess.run(
