@@ -560,7 +560,7 @@ def bench_audit(bench: Bench, corpus: Corpus) -> None:
 
     samples: dict[str, list[float]] = {"ours": [], "read": [], "parse": []}
     collected: list[dict[str, float]] = []
-    for _ in range(bench.scale(3, 2)):
+    for _ in range(bench.scale(5, 2)):
         with gc_clock() as spent:
             samples["ours"].append(timed(ours))
         collected.append(spent)
@@ -585,7 +585,8 @@ def bench_audit(bench: Bench, corpus: Corpus) -> None:
     )
     bench.note(
         f"audit: {records:,} records of {total / records / 1e3:.0f} KB ({size}), log "
-        f"{log_bytes / 1e6:.1f} MB; the floors cover the record files only, as the evidence "
+        f"{log_bytes / 1e6:.1f} MB; medians of {len(samples['ours'])} rounds alternating ours / "
+        "floor a / floor b; the floors cover the record files only, as the evidence "
         "issue defines them (reading and parsing the log is not in the floor). "
         + gc_summary(collected)
     )
