@@ -16,6 +16,7 @@ def test_public_names_are_exactly_all() -> None:
     modules = {"verify_file"}
     assert public - modules == set(notanda_evidence.__all__) - {"__version__"}
     assert len(notanda_evidence.__all__) == len(set(notanda_evidence.__all__))
+    assert set(notanda_evidence._EXPORTS) | {"__version__"} == set(notanda_evidence.__all__)
 
 
 def test_names_are_imported_on_first_use() -> None:
