@@ -95,6 +95,45 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", ".")
     workflows = sorted(str(p) for p in (ROOT / ".github" / "workflows").glob("*.yml"))
     session.run("zizmor", "--offline", "--min-severity", "low", *workflows)
+    if sys.platform != "win32":
+        listed = session.run("bash", ".ci/run", "--list", external=True, silent=True)
+        problem = _ci_blocks_problem(str(listed))
+        if problem:
+            session.error(f".ci/run: {problem}")
+        session.log(".ci/run runs each marked README block on its own, as written")
+
+
+def _readme_ci_blocks() -> list[str]:
+    """The README's ``<!-- ci: run -->`` blocks, read line by line (not .ci/run's way)."""
+    blocks: list[str] = []
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines):
+        if line.strip() != "<!-- ci: run -->":
+            continue
+        if lines[number + 1 : number + 2] != ["```sh"]:
+            raise ValueError(f"README.md line {number + 1}: the marker is not followed by ```sh")
+        end = lines.index("```", number + 2)
+        blocks.append("\n".join(lines[number + 2 : end]))
+    return blocks
+
+
+def _ci_blocks_problem(listed: str) -> str | None:
+    """Compare what ``.ci/run --list`` would run with the README's marked blocks.
+
+    Guards the hand-off from README to shell: an earlier .ci/run joined the
+    blocks with NUL bytes, which bash drops, and so ran them as one command.
+    """
+    try:
+        expected = _readme_ci_blocks()
+    except ValueError as exc:
+        return str(exc)
+    parts = re.split(r"^::: block \d+\n", listed, flags=re.MULTILINE)
+    if parts[0].strip():
+        return f"unexpected output before the first block: {parts[0]!r}"
+    got = [part.rstrip("\n") for part in parts[1:]]
+    if got != expected:
+        return f"would run {got!r}, but README.md marks {expected!r}"
+    return None
 
 
 @nox.session(python=PYTHONS[0])
