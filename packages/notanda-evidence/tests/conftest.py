@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from vector_cases import materialize_case
 
 VECTORS = Path(__file__).resolve().parent / "vectors"
 
@@ -25,10 +25,7 @@ def materialize(tmp_path: Path) -> Callable[[str], Path]:
     """Copy one vector case (links kept, empty folders made) and return its root."""
 
     def make(case: str) -> Path:
-        target = tmp_path / case
-        shutil.copytree(VECTORS / "cases" / case, target, symlinks=True)
-        for folder in EXPECTED["cases"][case]["empty_dirs"]:
-            (target / folder).mkdir(parents=True, exist_ok=True)
-        return target
+        empty_dirs = EXPECTED["cases"][case]["empty_dirs"]
+        return materialize_case(VECTORS / "cases" / case, empty_dirs, tmp_path / case)
 
     return make

@@ -24,6 +24,8 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
+from vector_cases import materialize_case
+
 #: Tools a virtual environment may be seeded with; anything else is a dependency.
 SEED_TOOLS = {"pip", "setuptools", "wheel"}
 
@@ -54,9 +56,7 @@ def main() -> None:
         receipts = {}
         for case, entry in sorted(expected["cases"].items()):
             target = work / "cases" / case
-            shutil.copytree(args.vectors / "cases" / case, target, symlinks=True)
-            for folder in entry["empty_dirs"]:
-                (target / folder).mkdir(parents=True, exist_ok=True)
+            materialize_case(args.vectors / "cases" / case, entry["empty_dirs"], target)
             roots.append(str(target))
             receipts.update(
                 {i: r["receipt"] for i, r in entry["records"].items() if "receipt" in r}

@@ -25,6 +25,7 @@ from notanda_evidence import (
     audit,
 )
 from test_vectors import _tree
+from vector_cases import materialize_case
 
 VECTORS = Path(__file__).resolve().parent / "vectors"
 LOG_EXPECTED = json.loads((VECTORS / "log-expected.json").read_text(encoding="utf-8"))
@@ -34,11 +35,8 @@ LOG_CASES = sorted(LOG_EXPECTED["cases"])
 @pytest.fixture
 def log_case(tmp_path: Path) -> Callable[[str], Path]:
     def make(case: str) -> Path:
-        target = tmp_path / case
-        shutil.copytree(VECTORS / "log-cases" / case, target, symlinks=True)
-        for folder in LOG_EXPECTED["cases"][case]["empty_dirs"]:
-            (target / folder).mkdir(parents=True, exist_ok=True)
-        return target
+        empty_dirs = LOG_EXPECTED["cases"][case]["empty_dirs"]
+        return materialize_case(VECTORS / "log-cases" / case, empty_dirs, tmp_path / case)
 
     return make
 

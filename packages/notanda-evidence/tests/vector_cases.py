@@ -1,0 +1,31 @@
+"""Copy a golden vector case out of the checkout (standard library only).
+
+Git keeps no empty folders, so the generators list each case's empty folders
+in its expected file (``empty_dirs``) and this puts them back. A case made of
+nothing but empty folders (``incomplete_empty``) is absent from a clone
+altogether. ``stdlib_check.py`` runs in a venv without pytest, hence a module
+of its own rather than ``conftest.py``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def materialize_case(source: Path, empty_dirs: Sequence[str], target: Path) -> Path:
+    """Copy *source* to *target* (links kept), make its empty folders, return *target*.
+
+    Raises:
+        FileNotFoundError: *source* is missing though the case has files to copy.
+    """
+    if source.is_dir():
+        shutil.copytree(source, target, symlinks=True)
+    elif empty_dirs:
+        target.mkdir(parents=True)
+    else:
+        raise FileNotFoundError(f"vector case {source} is missing")
+    for folder in empty_dirs:
+        (target / folder).mkdir(parents=True, exist_ok=True)
+    return target
