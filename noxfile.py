@@ -308,6 +308,17 @@ def _tracked_files(dist: str) -> list[str]:
     return sorted(name for name in out.split("\0") if name and (ROOT / name).is_file())
 
 
+def _untracked_package_files() -> list[str]:
+    """Files under ``packages/`` that Git neither tracks nor ignores."""
+    out = subprocess.run(
+        ["git", "ls-files", "-z", "--others", "--exclude-standard", "--", "packages"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout.decode()
+    return sorted(name for name in out.split("\0") if name)
+
+
 def _stage(dist: str, into: Path) -> Path:
     """Copy the tracked files of one package into a clean folder for building."""
     target = into / dist
@@ -352,6 +363,13 @@ def _digests(folder: Path) -> dict[str, str]:
 @nox.session(python=PYTHONS[0])
 def wheels(session: nox.Session) -> None:
     """Build all sdists and wheels reproducibly, check them, and prove a rebuild is identical."""
+    untracked = _untracked_package_files()
+    if untracked:
+        session.error(
+            "the build takes only files Git tracks, and these are not tracked: "
+            + ", ".join(untracked)
+            + " (git add them, or ignore them)"
+        )
     _install(session, "build", "hatchling", "twine", "check-wheel-contents")
     shutil.rmtree(DIST_DIR, ignore_errors=True)
     _build_all(session, DIST_DIR)
