@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import multiprocessing
 import os
@@ -25,7 +24,7 @@ from notanda_evidence import (
     audit,
 )
 from test_vectors import _tree
-from vector_cases import materialize_case
+from vector_cases import generate_into, materialize_case
 
 VECTORS = Path(__file__).resolve().parent / "vectors"
 LOG_EXPECTED = json.loads((VECTORS / "log-expected.json").read_text(encoding="utf-8"))
@@ -53,12 +52,7 @@ def sealed(root: Path, log: EvidenceLog | None = None) -> tuple[str, str]:
 
 
 def test_the_generator_reproduces_the_log_vectors(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("generate_log", VECTORS / "generate_log.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.generate(tmp_path)
+    generate_into(VECTORS / "generate_log.py", tmp_path)
     assert (tmp_path / "log-expected.json").read_bytes() == (
         VECTORS / "log-expected.json"
     ).read_bytes()

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
 from pathlib import Path
 
 import pytest
-from vector_cases import materialize_case
+from vector_cases import generate_into, materialize_case
 
 VECTORS = Path(__file__).resolve().parent / "vectors"
 
@@ -48,13 +47,7 @@ def _as_git_clones_it(source: Path, clone: Path) -> None:
 def test_every_case_is_rebuilt_from_a_clone(
     tmp_path: Path, generator: str, cases: str, expected: str
 ) -> None:
-    name = generator.removesuffix(".py")
-    spec = importlib.util.spec_from_file_location(name, VECTORS / generator)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.generate(tmp_path / "fresh")
+    generate_into(VECTORS / generator, tmp_path / "fresh")
     fresh = tmp_path / "fresh" / cases
     entries = json.loads((tmp_path / "fresh" / expected).read_text(encoding="utf-8"))["cases"]
     _as_git_clones_it(fresh, tmp_path / "clone")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import EXPECTED, VECTORS
 from notanda_evidence import _cli, verify_file, verify_record
+from vector_cases import generate_into
 
 CASES = sorted(EXPECTED["cases"])
 VERIFY_FILE = Path(verify_file.__file__)
@@ -33,12 +33,7 @@ def _tree(root: Path) -> dict[str, bytes | str]:
 
 
 def test_generator_reproduces_the_committed_vectors(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("generate_vectors", VECTORS / "generate.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.generate(tmp_path)
+    generate_into(VECTORS / "generate.py", tmp_path)
     assert (tmp_path / "expected.json").read_bytes() == (VECTORS / "expected.json").read_bytes()
     fresh, committed = _tree(tmp_path / "cases"), _tree(VECTORS / "cases")
     assert sorted(fresh) == sorted(committed)

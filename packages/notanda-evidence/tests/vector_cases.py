@@ -1,4 +1,6 @@
-"""Copy a golden vector case out of the checkout (standard library only).
+"""Run a vector generator; copy a golden vector case out of the checkout.
+
+Standard library only.
 
 Git keeps no empty folders, so the generators list each case's empty folders
 in its expected file (``empty_dirs``) and this puts them back. A case made of
@@ -9,6 +11,7 @@ of its own rather than ``conftest.py``.
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,3 +32,13 @@ def materialize_case(source: Path, empty_dirs: Sequence[str], target: Path) -> P
     for folder in empty_dirs:
         (target / folder).mkdir(parents=True, exist_ok=True)
     return target
+
+
+def generate_into(generator: Path, out: Path) -> None:
+    """Load the generator script *generator* and write its vectors under *out*."""
+    spec = importlib.util.spec_from_file_location(generator.stem, generator)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {generator}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.generate(out)
