@@ -120,11 +120,9 @@ def _assert_the_secret_was_in_play(provider_log: Path, key: str, root: Path) -> 
     assert redacted, "nothing was redacted: the echo never reached the record"
 
 
-@pytest.mark.parametrize("era", ["legacy", MODERN])
-def test_key_from_the_environment_never_leaks(root: Path, tmp_path: Path, era: str) -> None:
-    provider_log = tmp_path / "provider.log"
-    env = _clean_env(HARVESTER_OPENALEX_API_KEY=KEY, NOTANDA_IT_ECHO=json.dumps([KEY]))
-    argv = launcher_argv(
+def _echo_argv(root: Path, provider_log: Path) -> list[str]:
+    """A verbose server whose provider echoes the configured secrets back."""
+    return launcher_argv(
         root,
         "--provider",
         "echo",
@@ -135,6 +133,13 @@ def test_key_from_the_environment_never_leaks(root: Path, tmp_path: Path, era: s
         "--provider-log",
         str(provider_log),
     )
+
+
+@pytest.mark.parametrize("era", ["legacy", MODERN])
+def test_key_from_the_environment_never_leaks(root: Path, tmp_path: Path, era: str) -> None:
+    provider_log = tmp_path / "provider.log"
+    env = _clean_env(HARVESTER_OPENALEX_API_KEY=KEY, NOTANDA_IT_ECHO=json.dumps([KEY]))
+    argv = _echo_argv(root, provider_log)
     with RawSession(argv, era=era, env=env, stderr_path=tmp_path / "stderr.txt") as raw:
         raw.start()
         _run_echo_searches(raw)
@@ -155,17 +160,7 @@ def test_key_and_email_from_an_owner_only_config_file_never_leak(
     config.chmod(0o600)
     provider_log = tmp_path / "provider.log"
     env = _clean_env(HARVESTER_CONFIG=str(config), NOTANDA_IT_ECHO=json.dumps([EMAIL, FILE_KEY]))
-    argv = launcher_argv(
-        root,
-        "--provider",
-        "echo",
-        "--config",
-        "env",
-        "--log-level",
-        "debug",
-        "--provider-log",
-        str(provider_log),
-    )
+    argv = _echo_argv(root, provider_log)
     with RawSession(argv, env=env, stderr_path=tmp_path / "stderr.txt") as raw:
         raw.start()
         _run_echo_searches(raw)

@@ -17,7 +17,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -365,39 +365,31 @@ def test_reserved_folder_as_symlink_refuses_the_append(root: Path) -> None:
     assert code == 0
 
 
-def test_reserved_folder_as_symlink_is_refused_on_retrieval(root: Path) -> None:
+def _link_the_reserved_folder(root: Path) -> None:
+    moved = root.parent / "moved-notanda"
+    (root / ".notanda").rename(moved)
+    (root / ".notanda").symlink_to(moved, target_is_directory=True)
+
+
+def _link_the_log_file(root: Path) -> None:
+    log = root / ".notanda" / "log.jsonl"
+    copy = Path(shutil.copy(log, root.parent / "log-copy.jsonl"))
+    log.unlink()
+    log.symlink_to(copy)
+
+
+@pytest.mark.parametrize("make_link", [_link_the_reserved_folder, _link_the_log_file])
+def test_a_linked_log_is_refused_on_retrieval(
+    root: Path, make_link: Callable[[Path], None]
+) -> None:
     """get_evidence must not read a log through a link that the append and the audit refuse."""
     with session(root) as raw:
         sealed, is_error = raw.search(QUERY)
         assert not is_error, sealed
-        moved = root.parent / "moved-notanda"
-        (root / ".notanda").rename(moved)
-        (root / ".notanda").symlink_to(moved, target_is_directory=True)
+        make_link(root)
         done = run([script("notanda-evidence"), "audit", str(root)])
         assert done.returncode == 1
         assert "symlink" in done.stderr
-        content, is_error = raw.search(QUERY)
-        assert (content["error"], content["log_reason"]) == ("evidence_log_unavailable", "symlink")
-        content, is_error = raw.get(sealed["evidence_id"], sealed["receipt"])
-    assert (content, is_error) == (
-        {
-            "error": "evidence_log_unavailable",
-            "evidence_id": sealed["evidence_id"],
-            "log_reason": "symlink",
-            "status": "error",
-        },
-        True,
-    )
-
-
-def test_log_file_as_symlink(root: Path) -> None:
-    with session(root) as raw:
-        sealed, is_error = raw.search(QUERY)
-        assert not is_error, sealed
-        log = root / ".notanda" / "log.jsonl"
-        copy = Path(shutil.copy(log, root.parent / "log-copy.jsonl"))
-        log.unlink()
-        log.symlink_to(copy)
         content, is_error = raw.search(QUERY)
         assert is_error
         assert (content["error"], content["log_reason"]) == ("evidence_log_unavailable", "symlink")

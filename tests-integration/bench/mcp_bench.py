@@ -59,21 +59,22 @@ class Servers:
     def pid_file(self, name: str) -> Path:
         return self.base / f"{name}.pid"
 
-    def ours(self, page: Path, *, delay: float = 0.0, pid: str | None = None) -> list[str]:
-        command = [sys.executable, str(HERE / "launch_ours.py"), "--evidence-dir"]
-        command += [self._root("ours"), "--page", str(page), "--delay", str(delay)]
+    def _launch(
+        self, python: str, side: str, page: Path, delay: float, pid: str | None
+    ) -> list[str]:
+        command = [python, str(HERE / f"launch_{side}.py"), "--evidence-dir", self._root(side)]
+        command += ["--page", str(page), "--delay", str(delay)]
         if pid is not None:
             command += ["--pid-file", str(self.pid_file(pid))]
         return command
 
+    def ours(self, page: Path, *, delay: float = 0.0, pid: str | None = None) -> list[str]:
+        return self._launch(sys.executable, "ours", page, delay, pid)
+
     def anchor(self, page: Path, *, delay: float = 0.0, pid: str | None = None) -> list[str]:
         if self.anchor_python is None:
             raise RuntimeError("no --anchor-python given")
-        command = [self.anchor_python, str(HERE / "launch_anchor.py"), "--evidence-dir"]
-        command += [self._root("anchor"), "--page", str(page), "--delay", str(delay)]
-        if pid is not None:
-            command += ["--pid-file", str(self.pid_file(pid))]
-        return command
+        return self._launch(self.anchor_python, "anchor", page, delay, pid)
 
     def ours_cli(self) -> list[str]:
         script = Path(sys.executable).with_name("notanda-mcp")

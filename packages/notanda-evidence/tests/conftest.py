@@ -13,19 +13,32 @@ from vector_cases import materialize_case
 VECTORS = Path(__file__).resolve().parent / "vectors"
 
 
-def load_expected() -> dict[str, Any]:
-    return json.loads((VECTORS / "expected.json").read_text(encoding="utf-8"))
+def _load(name: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((VECTORS / name).read_text(encoding="utf-8"))
+    return loaded
 
 
-EXPECTED = load_expected()
+EXPECTED = _load("expected.json")
+LOG_EXPECTED = _load("log-expected.json")
+
+
+def _materializer(tmp_path: Path, cases: str, expected: dict[str, Any]) -> Callable[[str], Path]:
+    """Copy one case of *cases* (links kept, empty folders made) and return its root."""
+
+    def make(case: str) -> Path:
+        empty_dirs = expected["cases"][case]["empty_dirs"]
+        return materialize_case(VECTORS / cases / case, empty_dirs, tmp_path / case)
+
+    return make
 
 
 @pytest.fixture
 def materialize(tmp_path: Path) -> Callable[[str], Path]:
-    """Copy one vector case (links kept, empty folders made) and return its root."""
+    """A record vector case, ready to verify."""
+    return _materializer(tmp_path, "cases", EXPECTED)
 
-    def make(case: str) -> Path:
-        empty_dirs = EXPECTED["cases"][case]["empty_dirs"]
-        return materialize_case(VECTORS / "cases" / case, empty_dirs, tmp_path / case)
 
-    return make
+@pytest.fixture
+def log_case(tmp_path: Path) -> Callable[[str], Path]:
+    """A log vector case, ready to audit."""
+    return _materializer(tmp_path, "log-cases", LOG_EXPECTED)

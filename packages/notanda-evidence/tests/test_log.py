@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import LOG_EXPECTED, VECTORS
 from notanda_evidence import (
     EntryType,
     EvidenceLog,
@@ -23,21 +24,9 @@ from notanda_evidence import (
     _merkle,
     audit,
 )
-from test_vectors import _tree
-from vector_cases import generate_into, materialize_case
+from vector_cases import generate_into, tree
 
-VECTORS = Path(__file__).resolve().parent / "vectors"
-LOG_EXPECTED = json.loads((VECTORS / "log-expected.json").read_text(encoding="utf-8"))
 LOG_CASES = sorted(LOG_EXPECTED["cases"])
-
-
-@pytest.fixture
-def log_case(tmp_path: Path) -> Callable[[str], Path]:
-    def make(case: str) -> Path:
-        empty_dirs = LOG_EXPECTED["cases"][case]["empty_dirs"]
-        return materialize_case(VECTORS / "log-cases" / case, empty_dirs, tmp_path / case)
-
-    return make
 
 
 def sealed(root: Path, log: EvidenceLog | None = None) -> tuple[str, str]:
@@ -56,7 +45,7 @@ def test_the_generator_reproduces_the_log_vectors(tmp_path: Path) -> None:
     assert (tmp_path / "log-expected.json").read_bytes() == (
         VECTORS / "log-expected.json"
     ).read_bytes()
-    assert _tree(tmp_path / "log-cases") == _tree(VECTORS / "log-cases")
+    assert tree(tmp_path / "log-cases") == tree(VECTORS / "log-cases")
 
 
 @pytest.mark.parametrize("case", LOG_CASES)
@@ -361,14 +350,14 @@ def test_mutation_harness_detects_everything_or_says_a_head_is_needed(
     held = audit(base).head
     rng = random.Random(20261129)
     needs_head = 0
-    original = _tree(base)
+    original = tree(base)
     applied = 0
     for description, mutate in _mutations(base, rng, 300):
         work = tmp_path / "work"
         shutil.rmtree(work, ignore_errors=True)
         shutil.copytree(base, work)
         mutate(work)
-        if _tree(work) == original:
+        if tree(work) == original:
             continue  # swapping two identical files changes nothing
         applied += 1
         plain = audit(work).exit_code

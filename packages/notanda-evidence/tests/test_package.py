@@ -6,9 +6,22 @@ import json
 import os
 import subprocess
 import sys
+from typing import Any
 
 import notanda_evidence
 import pytest
+
+
+def _fresh_python_json(code: str) -> Any:
+    """Run *code* in a new interpreter that sees this one's path; parse what it prints."""
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    return json.loads(done.stdout)
 
 
 def test_public_names_are_exactly_all() -> None:
@@ -32,14 +45,7 @@ def test_names_are_imported_on_first_use() -> None:
         "         if getattr(ne, n) is not getattr(sys.modules[home(n)], n)]\n"
         "print(json.dumps([before, writer, wrong]))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-    )
-    before, writer, wrong = json.loads(out.stdout)
+    before, writer, wrong = _fresh_python_json(code)
     assert before == ["notanda_evidence", "notanda_evidence._version"]
     # The server's path: the writer, the log and the reader, not the auditor or the CLI.
     assert writer == [
@@ -69,14 +75,7 @@ def test_importing_loads_nothing_outside_the_standard_library() -> None:
         "[getattr(notanda_evidence, name) for name in notanda_evidence.__all__]\n"
         "print(json.dumps(sorted(sys.modules)))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-    )
-    loaded = json.loads(out.stdout)
+    loaded = _fresh_python_json(code)
     foreign = [
         name
         for name in loaded

@@ -8,25 +8,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from vector_cases import generate_into, materialize_case
+from vector_cases import generate_into, materialize_case, tree
 
 VECTORS = Path(__file__).resolve().parent / "vectors"
-
-
-def _layout(root: Path) -> dict[str, str]:
-    """Every entry below *root*: folders, links and files with their bytes' hex."""
-    found: dict[str, str] = {}
-    for folder, dirs, files in os.walk(root):
-        for name in dirs + files:
-            path = Path(folder) / name
-            key = str(path.relative_to(root))
-            if path.is_symlink():
-                found[key] = "link " + os.readlink(path)
-            elif path.is_dir():
-                found[key] = "folder"
-            else:
-                found[key] = path.read_bytes().hex()
-    return found
 
 
 def _as_git_clones_it(source: Path, clone: Path) -> None:
@@ -56,12 +40,12 @@ def test_every_case_is_rebuilt_from_a_clone(
     assert lost, "no case has an empty folder, so this test checks nothing"
     for name, entry in entries.items():
         made = materialize_case(tmp_path / "clone" / name, entry["empty_dirs"], tmp_path / name)
-        assert _layout(made) == _layout(fresh / name), name
+        assert tree(made, folders=True) == tree(fresh / name, folders=True), name
 
 
 def test_a_case_made_only_of_empty_folders_is_rebuilt_from_nothing(tmp_path: Path) -> None:
     made = materialize_case(tmp_path / "absent", ["a/b", "c"], tmp_path / "case")
-    assert _layout(made) == {"a": "folder", "a/b": "folder", "c": "folder"}
+    assert tree(made, folders=True) == {"a": "folder", "a/b": "folder", "c": "folder"}
 
 
 def test_a_missing_case_with_files_is_an_error(tmp_path: Path) -> None:

@@ -12,30 +12,16 @@ from pathlib import Path
 import pytest
 from conftest import EXPECTED, VECTORS
 from notanda_evidence import _cli, verify_file, verify_record
-from vector_cases import generate_into
+from vector_cases import generate_into, tree
 
 CASES = sorted(EXPECTED["cases"])
 VERIFY_FILE = Path(verify_file.__file__)
 
 
-def _tree(root: Path) -> dict[str, bytes | str]:
-    """Every file's bytes and every link's target, by relative path."""
-    found: dict[str, bytes | str] = {}
-    for folder, dirs, files in os.walk(root):
-        for name in dirs + files:
-            path = Path(folder) / name
-            key = str(path.relative_to(root))
-            if path.is_symlink():
-                found[key] = "-> " + os.readlink(path)
-            elif path.is_file():
-                found[key] = path.read_bytes()
-    return found
-
-
 def test_generator_reproduces_the_committed_vectors(tmp_path: Path) -> None:
     generate_into(VECTORS / "generate.py", tmp_path)
     assert (tmp_path / "expected.json").read_bytes() == (VECTORS / "expected.json").read_bytes()
-    fresh, committed = _tree(tmp_path / "cases"), _tree(VECTORS / "cases")
+    fresh, committed = tree(tmp_path / "cases"), tree(VECTORS / "cases")
     assert sorted(fresh) == sorted(committed)
     for key in fresh:
         assert fresh[key] == committed[key], key

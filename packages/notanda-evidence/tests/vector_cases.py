@@ -12,6 +12,7 @@ of its own rather than ``conftest.py``.
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,3 +43,19 @@ def generate_into(generator: Path, out: Path) -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     module.generate(out)
+
+
+def tree(root: Path, *, folders: bool = False) -> dict[str, bytes | str]:
+    """Every file's bytes and every link's target (and, with *folders*, every folder)."""
+    found: dict[str, bytes | str] = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder) / name
+            key = str(path.relative_to(root))
+            if path.is_symlink():
+                found[key] = "-> " + os.readlink(path)
+            elif path.is_file():
+                found[key] = path.read_bytes()
+            elif folders and path.is_dir():
+                found[key] = "folder"
+    return found
