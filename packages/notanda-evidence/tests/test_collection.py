@@ -130,6 +130,23 @@ def test_prune_logs_a_tombstone_before_deleting(tmp_path: Path) -> None:
     assert (tombstone.receipt, tombstone.reason) == (receipt, "participant withdrew consent")
 
 
+def test_audit_reports_adopted_and_tombstoned_entries_as_information(
+    materialize: Callable[[str], Path], tmp_path: Path
+) -> None:
+    root = tmp_path / "root"
+    shutil.copytree(materialize("b3_ok"), root)
+    [legacy] = EXPECTED["cases"]["b3_ok"]["records"]
+    gone, _ = sealed(root, EvidenceLog(root))
+    adopt(root)
+    prune(root, [gone], reason="withdrawn")
+    result = audit(root)
+    assert result.exit_code == 0
+    assert {(f.code.value, f.severity.value, f.evidence_id) for f in result.log_findings} == {
+        ("log.adopted", "info", legacy),
+        ("log.tombstoned", "info", gone),
+    }
+
+
 def test_prune_old_incomplete_records_only(tmp_path: Path) -> None:
     sealed(tmp_path, EvidenceLog(tmp_path))
     old = EvidenceStore(tmp_path).create()
@@ -213,6 +230,14 @@ def test_proof_against_a_replaced_record_fails(tmp_path: Path) -> None:
     with pytest.raises(ProofError) as caught:
         verify_proof(document, record=tmp_path / evidence_id)
     assert caught.value.code == "record_mismatch"
+
+
+@pytest.mark.parametrize("size", [0, 4])
+def test_no_proof_at_a_size_the_log_does_not_have(tmp_path: Path, size: int) -> None:
+    ids = [sealed(tmp_path, EvidenceLog(tmp_path))[0] for _ in range(3)]
+    with pytest.raises(ProofError) as caught:
+        make_proof(tmp_path, ids[0], size=size)
+    assert caught.value.code == "bad_size"
 
 
 def test_no_proof_for_an_unlogged_record(tmp_path: Path) -> None:
@@ -353,6 +378,29 @@ def test_injected_records_need_explicit_permission(tmp_path: Path) -> None:
         collect_citations(tmp_path, [evidence_id])
     assert caught.value.code == "injected_provider"
     assert collect_citations(tmp_path, [evidence_id], allow_injected=True)
+
+
+def test_a_damaged_log_refuses_every_citation(tmp_path: Path) -> None:
+    evidence_id, _ = search_record(tmp_path)
+    search_record(tmp_path)
+    path = tmp_path / ".notanda" / "log.jsonl"
+    first, second = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(first.replace(b'"index":0', b'"index":7') + second)
+    with pytest.raises(CitationError) as caught:
+        collect_citations(tmp_path, [evidence_id])
+    assert caught.value.code == "log_integrity_failure"
+
+
+def test_a_search_that_failed_has_nothing_to_cite(tmp_path: Path) -> None:
+    writer = EvidenceStore(tmp_path).create()
+    writer.write_request({"evidence_id": writer.evidence_id, "provider_mode": "network"})
+    writer.write_provider({})
+    writer.write_response({"evidence_id": writer.evidence_id, "status": "error"})
+    seal = writer.seal()
+    EvidenceLog(tmp_path).append(seal.evidence_id, seal.receipt)
+    with pytest.raises(CitationError) as caught:
+        collect_citations(tmp_path, [seal.evidence_id])
+    assert caught.value.code == "no_results"
 
 
 def test_a_held_head_must_cover_the_record(tmp_path: Path) -> None:

@@ -357,3 +357,11 @@ def test_storage_errors_never_carry_paths_or_os_text(tmp_path: Path) -> None:
         EvidenceStore(secret_dir).create()
     assert "sk-private" not in str(caught.value)
     assert "No such file" not in str(caught.value)
+
+
+def test_an_unlisted_os_error_is_classified_as_io_error() -> None:
+    import errno
+
+    error = EvidenceStorageError.from_os_error(OSError(errno.EIO, "Input/output error"))
+    assert error.reason is StorageReason.IO_ERROR
+    assert "Input/output" not in str(error)

@@ -101,6 +101,35 @@ def test_a_subdirectory_inside_a_record_is_a_special_entry(tmp_path: Path) -> No
     assert [f.code.value for f in result.findings] == ["fs.special_file"]
 
 
+def test_an_oversized_manifest_has_its_own_finding(tmp_path: Path) -> None:
+    evidence_id, _ = sealed(tmp_path)
+    manifest = tmp_path / evidence_id / "manifest.json"
+    manifest.write_bytes(b" " * (verify_file.MAX_MANIFEST_BYTES + 1))
+    result = verify_record(tmp_path / evidence_id)
+    assert result.outcome is Outcome.INTEGRITY_FAILURE
+    assert [(f.code.value, f.file) for f in result.findings] == [
+        ("manifest.too_large", "manifest.json")
+    ]
+
+
+def test_a_read_error_is_reported_by_its_type_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    evidence_id, _ = sealed(tmp_path)
+
+    def failing_read(fd: int, size: int) -> bytes:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(verify_file, "_read_all", failing_read)
+    result = verify_record(tmp_path / evidence_id)
+    assert result.outcome is Outcome.INTEGRITY_FAILURE
+    assert [(f.code.value, f.file, f.detail) for f in result.findings] == [
+        ("fs.unreadable", "manifest.json", "OSError")
+    ]
+
+
 def test_a_regular_file_named_like_a_record(tmp_path: Path) -> None:
     (tmp_path / ("c" * 32)).write_text("not a folder")
     result = open_record(tmp_path, "c" * 32)
@@ -209,6 +238,15 @@ def test_root_warnings_name_stray_entries(materialize: Callable[[str], Path]) ->
     assert (
         warnings["41EF11E206E11213AD3A37F42557A473"] == "looks like an evidence ID but is not one"
     )
+
+
+def test_stray_entries_are_warnings_with_their_own_code(
+    materialize: Callable[[str], Path],
+) -> None:
+    result = verify_root(materialize("stray_root_entries"))
+    assert {(f.code.value, f.severity.value) for f in result.findings} == {
+        ("root.stray_entry", "warning")
+    }
 
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

@@ -184,3 +184,28 @@ def test_the_provider_reasons_are_documented(errors_md: str) -> None:
     section = _section(errors_md, "## Tool answers (`search_literature`, `get_evidence`)")
     [reasons] = [t for t in _tables(section) if t[0][0] == "reason"]
     assert {_first_code(row[0]) for row in reasons[1:]} == {r.value for r in ProviderReason}
+
+
+# ------------------------------------------------------- verifier findings
+
+
+def test_the_finding_tables_list_exactly_the_codes_the_verifier_and_audit_emit(
+    errors_md: str,
+) -> None:
+    from notanda_evidence._audit import LogCode
+
+    records, log = _tables(_section(errors_md, "## Verifier findings"))
+    assert (records[0][0], log[0][0]) == ("code", "code")
+
+    def listed(table: list[list[str]]) -> set[str]:
+        return {code for row in table[1:] for code in re.findall(r"`([^`]+)`", row[0])}
+
+    assert listed(records) == {code.value for code in verify_file.Code}
+    assert listed(log) == {code.value for code in LogCode}
+
+
+def test_the_storage_reasons_are_documented(errors_md: str) -> None:
+    from notanda_evidence import StorageReason
+
+    [listed] = re.findall(r"\(`storage_reason`: ([^)]*)\)", errors_md)
+    assert set(re.findall(r"`([^`]+)`", listed)) == {reason.value for reason in StorageReason}

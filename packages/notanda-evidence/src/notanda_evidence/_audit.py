@@ -41,7 +41,6 @@ class LogCode(StrEnum):
     """Stable codes for findings about the log and its agreement with the records."""
 
     MISSING = "log.missing"
-    UNREADABLE = "log.unreadable"
     UNPARSABLE = "log.unparsable"
     INDEX_MISMATCH = "log.index_mismatch"
     CHAIN_BREAK = "log.chain_break"
