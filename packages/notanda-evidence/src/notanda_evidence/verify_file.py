@@ -52,9 +52,11 @@ __all__ = [
     "Severity",
     "canonical_bytes",
     "is_evidence_id",
+    "json_depth_exceeds",
     "main",
     "open_record",
     "parse_canonical",
+    "printable",
     "record_ids",
     "verify_paths",
     "verify_record",
@@ -73,6 +75,12 @@ RESERVED_DIR = ".notanda"
 PENDING_SUFFIX = ".pending"
 #: A manifest is a few hundred bytes; anything far larger is not a manifest.
 MAX_MANIFEST_BYTES = 1 << 20
+#: Deepest nesting of JSON arrays and objects that any evidence file may hold
+#: (record files, log lines, proofs). Provider bodies are far shallower; the
+#: writer refuses anything deeper before sealing, so a sealed record never
+#: fails on it, and every reader checks it before parsing, so hostile nesting
+#: gives a finding instead of a ``RecursionError``.
+MAX_JSON_DEPTH = 64
 #: Version of the ``--json`` report layout (``docs/evidence-format.md``).
 REPORT_FORMAT_VERSION = 1
 VERIFIER_NAME = "notanda-evidence verify_file"
@@ -224,6 +232,52 @@ def canonical_bytes(value: Any) -> bytes:
     (a non-JSON type) or ``UnicodeEncodeError`` (a lone surrogate).
     """
     return (_ENCODER.encode(value) + "\n").encode("utf-8")
+
+
+# Bytes that carry no structure once escapes are gone: everything but quotes and brackets.
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
+_STRING_RE = re.compile(rb'"[^"]*"')
+_INNERMOST_RE = re.compile(rb"\[\]|\{\}")
+
+
+def json_depth_exceeds(data: bytes | str, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Return True when the JSON text *data* nests arrays and objects deeper than *limit*.
+
+    Linear in the length of *data* (plus one pass per level, at most *limit*
+    + 1) and never recursive, so it is safe on any bytes. Escaped backslashes
+    and quotes are dropped first, then everything but quotes and brackets,
+    then strings; each pass then removes the innermost pairs. Text that is not
+    JSON is judged by its unmatched opening brackets, so a parser given text
+    that passes never recurses more than twice *limit* deep.
+    """
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    skeleton = raw.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_STRUCTURE)
+    skeleton = _STRING_RE.sub(b"", skeleton)
+    for _ in range(limit + 1):
+        if not skeleton:
+            return False
+        reduced = _INNERMOST_RE.sub(b"", skeleton)
+        if reduced == skeleton:
+            # Only unmatched brackets remain: a parser would recurse once per
+            # opening one before it found the error.
+            return skeleton.count(b"[") + skeleton.count(b"{") > limit
+        skeleton = reduced
+    return True
+
+
+def printable(text: str) -> str:
+    """Return *text* safe for a terminal: control, bidirectional, zero-width and
+    other non-printable characters, and the backslash, become visible escapes
+    (``\\x1b``, ``\\u202e``, as ``ascii()`` writes them); other text, such as
+    names with diacritics, is unchanged.
+    """
+    if text.isprintable() and "\\" not in text:
+        return text
+    return "".join(
+        ch if ch.isprintable() and ch != "\\" else ascii(ch)[1:-1] for ch in text
+    )
 
 
 def _reject_constant(name: str) -> Any:
