@@ -8,7 +8,9 @@ command's own argument parser: a subcommand or an option that does not exist
 fails here before a newcomer meets it. Placeholders such as ``EVIDENCE_ID``
 parse like any value. The README and the client guide also never type a bare
 program name in a shell block, since the install does not put ``.venv/bin``
-on ``PATH`` (the auditor's guide says to activate its environment).
+on ``PATH`` (the auditor's guide says to activate its environment). Every
+virtual environment the pages create lies outside the checkout or is ignored
+by Git (the README's auditor once made an untracked ``audit/`` in it).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import io
 import json
 import re
 import shlex
+import subprocess
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import Any
@@ -217,3 +220,30 @@ def test_a_command_that_does_not_exist_is_refused() -> None:
     assert _refusal("notanda-mcp", ["--evidence-dir", "/x", "--key", "k"]) is not None
     with pytest.raises(AssertionError, match="no subcommand 'serve'"):
         _refusal("notanda-mcp", ["serve", "/x"])
+
+
+def _venvs(pages: dict[str, str]) -> Iterator[tuple[str, str]]:
+    """``(page, folder)`` for every ``python -m venv FOLDER`` the pages show."""
+    for page, text in pages.items():
+        lines = [line for block in _fenced(text, "sh") for line in _logical_lines(block)]
+        lines += [span for span in re.findall(r"`([^`\n]+)`", text) if " venv " in span]
+        for line in lines:
+            for argv in _segments(line):
+                words = [w for w in argv if not w.startswith("-")]
+                if "-m" in argv and words[1:2] == ["venv"] and len(words) > 2:
+                    yield page, words[2]
+
+
+def test_every_environment_the_pages_create_is_outside_the_checkout_or_ignored() -> None:
+    """An environment made in the checkout must not show up as untracked files."""
+    pages = _pages()
+    created = sorted(set(_venvs(pages)))
+    assert {folder for _, folder in created} >= {".venv", ".venv-nox"}
+    for page, folder in created:
+        if folder.startswith(("~", "/")):
+            continue
+        ignored = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "check-ignore", "-q", "--no-index", f"{folder}/"],
+            check=False,
+        )
+        assert ignored.returncode == 0, f"{page}: {folder}/ is in the checkout and not ignored"
