@@ -460,3 +460,14 @@ def test_find_on_a_damaged_log_exits_with_its_code(
     path.write_bytes(first.replace(b'"index":0', b'"index":7') + second)
     assert _cli.main(["find", "--root", str(tmp_path), "--doi", "10.1234/example.5"]) == 1
     assert "refused: log: log_integrity_failure" in capsys.readouterr().err
+
+
+def test_json_output_escapes_every_non_printable_character(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    value = {"t": f"é {HIDDEN} \ud800 \U000e0001 \x85 \u2028", "n": [1, None]}
+    _cli._print_json(value)
+    out = capsys.readouterr().out
+    assert out.replace("\n", "").isprintable()
+    assert "\\ud800 \\udb40\\udc01 \\u0085 \\u2028" in out
+    assert json.loads(out) == value
