@@ -289,12 +289,16 @@ _CSL_TYPES = {
 
 
 def _authors(work: Mapping[str, Any]) -> tuple[list[str], bool]:
+    authors = work.get("authors")
     names = [
-        n for a in work.get("authors") or [] if isinstance(a, dict) if (n := _text(a.get("name")))
+        n
+        for a in (authors if isinstance(authors, list) else [])
+        if isinstance(a, dict)
+        if (n := _text(a.get("name")))
     ]
     total = work.get("authors_total")
-    more = bool(work.get("authors_truncated_by_provider")) or (
-        isinstance(total, int) and total > len(names)
+    more = work.get("authors_truncated_by_provider") is True or (
+        isinstance(total, int) and not isinstance(total, bool) and total > len(names)
     )
     return names, more
 
