@@ -65,8 +65,19 @@ def _emit(text: str, output: str | None) -> None:
 
 
 def _print_json(value: Any) -> None:
-    json.dump(value, sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)
-    sys.stdout.write("\n")
+    r"""Print *value* as JSON in which every non-printable character is a ``\u`` escape.
+
+    Outside its strings, indented JSON holds only printable ASCII and line
+    breaks, so escaping the other non-printable characters changes no value:
+    the output stays valid JSON, and a terminal shows no raw control, bidi or
+    zero-width character (diacritics and other printable text stay as they are).
+    """
+    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+    if not text.replace("\n", "").isprintable():
+        text = "".join(
+            ch if ch.isprintable() or ch == "\n" else json.dumps(ch)[1:-1] for ch in text
+        )
+    sys.stdout.write(text + "\n")
 
 
 # --------------------------------------------------------------- commands
@@ -132,14 +143,18 @@ def _cite(args: argparse.Namespace) -> int:
             allow_injected=args.allow_injected,
         )
     except CitationError as exc:
-        print(f"refused: {exc}", file=sys.stderr)
+        print(f"refused: {verify_file.printable(str(exc))}", file=sys.stderr)
         return EXIT_FAILED
     _emit(render(citations, CitationFormat(args.format)), args.output)
     return EXIT_OK
 
 
 def _find(args: argparse.Namespace) -> int:
-    matches, skipped = find_doi(_root(args), args.doi)
+    try:
+        matches, skipped = find_doi(_root(args), args.doi)
+    except CitationError as exc:
+        print(f"refused: {verify_file.printable(str(exc))}", file=sys.stderr)
+        return EXIT_FAILED
     if args.json:
         _print_json(
             {
@@ -153,16 +168,17 @@ def _find(args: argparse.Namespace) -> int:
             }
         )
     else:
+        printable = verify_file.printable
         for match in matches:
             logged = "logged" if match.logged else "unlogged"
             print(
                 f"{match.evidence_id}  receipt {match.receipt}  result #{match.position + 1}  "
-                f"{match.requested_at or '-'}  {logged}"
+                f"{printable(match.requested_at or '-')}  {logged}"
             )
             if match.title:
-                print(f"    {match.title}")
+                print(f"    {printable(match.title)}")
         print(
-            f"{len(matches)} verified record(s) returned {args.doi}"
+            f"{len(matches)} verified record(s) returned {printable(args.doi)}"
             + (
                 f"; {len(skipped)} record(s) not searched because they do not verify"
                 if skipped
