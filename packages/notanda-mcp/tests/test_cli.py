@@ -113,23 +113,24 @@ def test_search_slots_below_one_is_a_usage_error(tmp_path: Path) -> None:
 SECRET_IN_FILE = "file-SECRET-value-8Jq2"
 
 
-@pytest.mark.parametrize(
-    "make_config",
-    [
-        lambda d: _write(d / "c.json", '{"openalex": {"api_key": "' + SECRET_IN_FILE + '"'),
-        lambda d: _write(d / "c.json", json.dumps({SECRET_IN_FILE: 1})),
-        lambda d: _write(d / "c.json", json.dumps({"openalex": {"api_key": 5}, SECRET_IN_FILE: 1})),
-        lambda d: _write(d / "c.json", json.dumps([SECRET_IN_FILE])),
-        lambda d: _write(d / "c.json", b"\xff\xfe" + SECRET_IN_FILE.encode()),
-        lambda d: d,  # a folder: unreadable as a file
-        lambda d: d / "missing.json",
-    ],
-    ids=[
-        "invalid-json", "unknown-key", "wrong-type", "not-an-object", "not-utf8", "folder",
-        "missing",
-    ],
-)  # fmt: skip
-def test_an_unusable_configuration_exits_with_one_line_and_no_value(
+#: Configuration files the server refuses to start with, each hiding a value.
+UNUSABLE_CONFIGS = {
+    "invalid-json": lambda d: _write(
+        d / "c.json", f'{{"openalex": {{"api_key": "{SECRET_IN_FILE}"'
+    ),
+    "unknown-key": lambda d: _write(d / "c.json", json.dumps({SECRET_IN_FILE: 1})),
+    "wrong-type": lambda d: _write(
+        d / "c.json", json.dumps({"openalex": {"api_key": 5}, SECRET_IN_FILE: 1})
+    ),
+    "not-an-object": lambda d: _write(d / "c.json", json.dumps([SECRET_IN_FILE])),
+    "not-utf8": lambda d: _write(d / "c.json", b"\xff\xfe" + SECRET_IN_FILE.encode()),
+    "folder": lambda d: d,  # unreadable as a file
+    "missing": lambda d: d / "missing.json",
+}
+
+
+@pytest.mark.parametrize("make_config", UNUSABLE_CONFIGS.values(), ids=UNUSABLE_CONFIGS.keys())
+def test_an_unusable_configuration_exits_with_one_line_naming_the_fix_and_no_value(
     tmp_path: Path, make_config: Any
 ) -> None:
     config = make_config(tmp_path)
@@ -137,9 +138,13 @@ def test_an_unusable_configuration_exits_with_one_line_and_no_value(
     done = _server("--evidence-dir", str(root), env=clean_env(HARVESTER_CONFIG=str(config)))
     assert done.returncode == 2
     line = _one_line(done.stderr)
-    assert line.startswith("notanda-mcp: unusable notanda configuration: ")
+    assert line.startswith(
+        f"notanda-mcp: unusable notanda configuration (HARVESTER_CONFIG={config}): "
+    )
+    # The remedy names the variable and the expected shape and mode.
+    assert "HARVESTER_CONFIG name" in line
+    assert '{"openalex": {"api_key": "..."}}, mode 600' in line or "HARVESTER_* variable" in line
     assert SECRET_IN_FILE not in done.stderr
-    assert str(tmp_path) not in done.stderr
     assert done.stdout == ""
 
 
@@ -423,6 +428,91 @@ def test_doctor_fails_when_the_folder_probe_fails_and_never_prints_the_key(
     assert "ok    an OpenAlex API key is configured (not shown)" in lines
     assert "warn  the configuration file is readable by others: chmod 600 it" in lines
     assert KEY not in done.stdout + done.stderr
+
+
+def _configuration_verdict(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], **env: str
+) -> tuple[bool, str]:
+    """The doctor's configuration check alone, in this process: (failed, printed lines)."""
+    from notanda_mcp._doctor import _check_configuration, _Report
+
+    for name in [k for k in os.environ if k.startswith("HARVESTER_")]:
+        monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    report = _Report()
+    _check_configuration(report)
+    return report.failed, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("make_config", UNUSABLE_CONFIGS.values(), ids=UNUSABLE_CONFIGS.keys())
+def test_doctor_fails_for_every_configuration_the_server_refuses(
+    tmp_path: Path,
+    make_config: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    config = make_config(tmp_path)
+    failed, out = _configuration_verdict(monkeypatch, capsys, HARVESTER_CONFIG=str(config))
+    refused = _server(
+        "--evidence-dir", str(tmp_path / "e"), env=clean_env(HARVESTER_CONFIG=str(config))
+    )
+    assert refused.returncode == 2
+    assert failed
+    # The same line the server prints, after the doctor's own words.
+    assert out == f"FAIL  the server would refuse to start: {_one_line(refused.stderr)[13:]}\n"
+    assert SECRET_IN_FILE not in out
+
+
+@pytest.mark.parametrize(
+    ("env", "config"),
+    [
+        ({}, {"openalex": {"api_key": ""}}),
+        ({}, {"openalex": {"api_key": "   "}}),
+        ({"HARVESTER_OPENALEX_API_KEY": "  "}, None),
+        ({}, {"openalex": {"api_key": KEY + " with space"}}),
+        ({"HARVESTER_OPENALEX_BASE_URL": "https://oa.example"}, {"openalex": {"api_key": KEY}}),
+    ],
+    ids=["empty-in-file", "blank-in-file", "blank-variable", "invalid-key", "foreign-endpoint"],
+)  # fmt: skip
+def test_doctor_fails_when_every_search_would_fail_for_a_fixable_reason(
+    tmp_path: Path,
+    env: dict[str, str],
+    config: dict[str, Any] | None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    if config is not None:
+        path = tmp_path / "config.json"
+        path.write_text(json.dumps(config))
+        path.chmod(0o600)
+        env = {**env, "HARVESTER_CONFIG": str(path)}
+    failed, out = _configuration_verdict(monkeypatch, capsys, **env)
+    assert failed, out
+    [line] = [line for line in out.splitlines() if line.startswith("FAIL")]
+    assert line.startswith("FAIL  every search would answer configuration_error (")
+    assert "restart the server" in line
+    assert KEY not in out
+
+
+def test_doctor_only_warns_about_an_absent_key(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An empty variable is no key at all to the loader: a CI job with an unset secret.
+    failed, out = _configuration_verdict(monkeypatch, capsys, HARVESTER_OPENALEX_API_KEY="")
+    assert not failed
+    assert out.startswith("warn  no OpenAlex key: searches will answer configuration_error")
+    assert "HARVESTER_OPENALEX_API_KEY" in out
+
+
+def test_doctor_is_not_ready_with_a_configuration_the_server_refuses(tmp_path: Path) -> None:
+    config = UNUSABLE_CONFIGS["invalid-json"](tmp_path)
+    done = _doctor(env=clean_env(HOME=str(tmp_path), HARVESTER_CONFIG=str(config)))
+    assert done.returncode == 1, done.stdout
+    lines = done.stdout.splitlines()
+    assert lines[-1].startswith("not ready")
+    assert "ready" not in lines
+    assert SECRET_IN_FILE not in done.stdout + done.stderr
 
 
 def test_doctor_usage_error_exits_2() -> None:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from ._version import __version__
 
@@ -54,18 +55,31 @@ def resolve_evidence_dir(text: str, *, create: bool) -> Path:
     return path
 
 
-def check_configuration(env: dict[str, str] | None = None) -> None:
-    """Load the notanda core configuration once, failing with one line, never a traceback.
+def check_configuration(env: Mapping[str, str] | None = None) -> Any:
+    """Load the notanda core configuration the way the server does at start-up.
+
+    The one check both the server and ``doctor`` run, so they cannot disagree.
+
+    Returns:
+        The loaded configuration (``harvester.config.Config``).
 
     Raises:
-        _Usage: The configuration file is unreadable or invalid.
+        _Usage: The configuration is unusable. The one-line message names the
+            variable, the path HARVESTER_CONFIG gives, the problem and what to
+            do, and never a value read from the file or the environment.
     """
+    from notanda_evidence.verify_file import printable
     from notanda_openalex import ConfigurationError, load_core_config
 
     try:
-        load_core_config(env)
+        return load_core_config(env)
     except ConfigurationError as exc:
-        raise _Usage(f"unusable notanda configuration: {exc}") from None
+        source = os.environ if env is None else env
+        path = source.get("HARVESTER_CONFIG")
+        where = f"HARVESTER_CONFIG={printable(path)}" if path else "the HARVESTER_* variables"
+        raise _Usage(
+            f"unusable notanda configuration ({where}): {exc}; {exc.problem.remedy}"
+        ) from None
 
 
 def _server_parser() -> argparse.ArgumentParser:
