@@ -209,3 +209,41 @@ def test_the_storage_reasons_are_documented(errors_md: str) -> None:
 
     [listed] = re.findall(r"\(`storage_reason`: ([^)]*)\)", errors_md)
     assert set(re.findall(r"`([^`]+)`", listed)) == {reason.value for reason in StorageReason}
+
+
+# ------------------------------------------------------------- remedies
+
+
+def _remedy_rows(section: str, first: str) -> dict[str, str]:
+    """``{code: remedy}`` from every table whose header starts with *first* and ends in remedy."""
+    rows: dict[str, str] = {}
+    for table in _tables(section):
+        if table[0][0] != first or table[0][-1] != "remedy":
+            continue
+        for row in table[1:]:
+            code = _first_code(row[0])
+            if code is not None and not row[0].startswith("(none"):
+                rows.setdefault(code, row[-1])
+    return rows
+
+
+def test_every_answer_code_has_its_remedy_documented(errors_md: str) -> None:
+    from notanda_mcp._schemas import REMEDIES
+
+    section = _section(errors_md, "## Tool answers (`search_literature`, `get_evidence`)")
+    documented = _remedy_rows(section, "code")
+    # Each documented code's remedy is the one the answers carry; every code has one.
+    assert documented == REMEDIES
+    assert set(REMEDIES) == _published_error_codes() | {"incomplete"}
+
+
+def test_every_detail_reason_and_configuration_problem_has_its_remedy_documented(
+    errors_md: str,
+) -> None:
+    from notanda_openalex import ConfigProblem, ConfigurationDetail
+
+    answers = _section(errors_md, "## Tool answers (`search_literature`, `get_evidence`)")
+    assert _remedy_rows(answers, "detail") == {d.value: d.remedy for d in ConfigurationDetail}
+    assert _remedy_rows(answers, "reason") == {r.value: r.remedy for r in ProviderReason}
+    start_up = _section(errors_md, "## Server start-up: an unusable configuration")
+    assert _remedy_rows(start_up, "problem") == {p.value: p.remedy for p in ConfigProblem}

@@ -32,8 +32,8 @@ EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
 EXIT_MISMATCH = 4
 TOOL_NAMES = ("get_evidence", "search_literature")
-#: Fields a search adds to the stored response after sealing (``docs/evidence-format.md``).
-ADDED_AFTER_SEALING = ("receipt", "log_head", "log_index")
+#: Fields a search adds to the stored response when answering (``docs/evidence-format.md``).
+ADDED_AFTER_SEALING = ("receipt", "log_head", "head", "log_index", "remedy")
 PROTOCOLS = {"auto": "auto", "legacy": "legacy", "2026-07-28": "2026-07-28"}
 
 
