@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["run_doctor"]
+__all__ = ["call_tools", "run_doctor", "selftest_server"]
 
 #: The oldest Python the packages declare (requires-python); checked at run time
 #: because an installer may have been forced past it.
@@ -176,9 +176,13 @@ def _check_configuration(report: _Report) -> None:
             report.ok("the configuration file is owner-only")
 
 
-async def _call(
-    command: list[str], tool: str, arguments: dict[str, Any]
-) -> tuple[dict[str, Any], bool, list[str]]:
+async def call_tools(
+    command: list[str], calls: list[tuple[str, dict[str, Any]]]
+) -> tuple[list[tuple[dict[str, Any], bool]], list[str]]:
+    """Start *command* as a stdio server, make *calls* in one session, and stop it.
+
+    Returns each call's (structured content, isError), and the tool names offered.
+    """
     from mcp import Client, StdioServerParameters
     from mcp_types import Implementation
 
@@ -190,11 +194,26 @@ async def _call(
         env={k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"},
     )
     info = Implementation(name="notanda-mcp-doctor", version=__version__)
+    answers = []
     async with Client(params, mode="auto", client_info=info, read_timeout_seconds=60) as client:
         names = sorted(tool.name for tool in (await client.list_tools()).tools)
-        result = await client.call_tool(tool, arguments)
-    content = result.structured_content
-    return (content if isinstance(content, dict) else {}), bool(result.is_error), names
+        for tool, arguments in calls:
+            result = await client.call_tool(tool, arguments)
+            content = result.structured_content
+            answers.append((content if isinstance(content, dict) else {}, bool(result.is_error)))
+    return answers, names
+
+
+async def _call(
+    command: list[str], tool: str, arguments: dict[str, Any]
+) -> tuple[dict[str, Any], bool, list[str]]:
+    [(content, failed)], names = await call_tools(command, [(tool, arguments)])
+    return content, failed, names
+
+
+def selftest_server(root: Path) -> list[str]:
+    """The command line of a stdio server with the built-in offline provider (``_selftest``)."""
+    return [sys.executable, "-m", "notanda_mcp._selftest", "--evidence-dir", str(root)]
 
 
 def _self_test(report: _Report) -> None:
@@ -203,7 +222,7 @@ def _self_test(report: _Report) -> None:
     with tempfile.TemporaryDirectory(prefix="notanda-doctor-") as tmp:
         root = Path(tmp) / "evidence"
         root.mkdir(mode=0o700)
-        server = [sys.executable, "-m", "notanda_mcp._selftest", "--evidence-dir", str(root)]
+        server = selftest_server(root)
         try:
             found, failed, names = anyio.run(
                 _call, server, "search_literature", {"query": "doctor self-test", "limit": 2}
