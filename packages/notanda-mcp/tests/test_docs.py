@@ -62,6 +62,8 @@ def _documented_exit_codes(errors_md: str) -> dict[str, dict[int, str]]:
         assert name is not None, command
         if "doctor" in command:
             name = "notanda-mcp doctor"
+        if "demo" in command:
+            name = "notanda-mcp demo"
         documented.setdefault(name, {})[int(code)] = meaning
     return documented
 
@@ -102,6 +104,7 @@ def test_the_exit_code_table_matches_the_code(
         "verify_file.py",
         "notanda-mcp",
         "notanda-mcp doctor",
+        "notanda-mcp demo",
         "notanda-mcp-client",
     }
     assert set(documented["notanda-evidence"]) == set(evidence.values())
@@ -111,6 +114,7 @@ def test_the_exit_code_table_matches_the_code(
         server["EXIT_USAGE"],
     }
     assert set(documented["notanda-mcp doctor"]) == set(server.values())
+    assert set(documented["notanda-mcp demo"]) == set(server.values())
     assert set(documented["notanda-mcp-client"]) == set(client.values())
     verify = _verify_file_behaviour(tmp_path, capsys)
     assert set(documented["verify_file.py"]) == set(verify)
@@ -126,6 +130,9 @@ def test_the_exit_code_table_matches_the_code(
         ("notanda-mcp doctor", server["EXIT_OK"]): "ready",
         ("notanda-mcp doctor", server["EXIT_PROBLEM"]): "failed",
         ("notanda-mcp doctor", server["EXIT_USAGE"]): "usage",
+        ("notanda-mcp demo", server["EXIT_OK"]): "every step worked",
+        ("notanda-mcp demo", server["EXIT_PROBLEM"]): "a step failed",
+        ("notanda-mcp demo", server["EXIT_USAGE"]): "usage",
         ("notanda-mcp-client", client["EXIT_OK"]): "succeeded",
         ("notanda-mcp-client", client["EXIT_TOOL_ERROR"]): "error",
         ("notanda-mcp-client", client["EXIT_USAGE"]): "usage",
