@@ -247,10 +247,13 @@ def test_every_answer_code_has_its_remedy_documented(errors_md: str) -> None:
 def test_every_detail_reason_and_configuration_problem_has_its_remedy_documented(
     errors_md: str,
 ) -> None:
-    from notanda_openalex import ConfigProblem, ConfigurationDetail
+    from notanda_openalex import ConfigProblem, ConfigurationDetail, ConfigurationError
 
     answers = _section(errors_md, "## Tool answers (`search_literature`, `get_evidence`)")
     assert _remedy_rows(answers, "detail") == {d.value: d.remedy for d in ConfigurationDetail}
     assert _remedy_rows(answers, "reason") == {r.value: r.remedy for r in ProviderReason}
     start_up = _section(errors_md, "## Server start-up: an unusable configuration")
     assert _remedy_rows(start_up, "problem") == {p.value: p.remedy for p in ConfigProblem}
+    [table] = _tables(start_up)
+    messages = {_first_code(row[0]): row[1] for row in table[1:]}
+    assert messages == {p.value: str(ConfigurationError(p)) for p in ConfigProblem}
