@@ -72,9 +72,9 @@ def remedy_for(content: Mapping[str, Any]) -> str | None:
 
     try:  # a stored detail or reason this release does not know keeps the code's remedy
         if code == "configuration_error":
-            return ConfigurationDetail(content.get("detail")).remedy
+            return ConfigurationDetail(str(content.get("detail"))).remedy
         if code == "provider_error":
-            return ProviderReason(content.get("reason")).remedy
+            return ProviderReason(str(content.get("reason"))).remedy
     except ValueError:
         pass
     return REMEDIES.get(code)
