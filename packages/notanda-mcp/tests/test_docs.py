@@ -209,6 +209,10 @@ def test_the_finding_tables_list_exactly_the_codes_the_verifier_and_audit_emit(
 
     assert listed(records) == {code.value for code in verify_file.Code}
     assert listed(log) == {code.value for code in LogCode}
+    # Every finding says what to do.
+    for table in (records, log):
+        assert table[0][-1] == "remedy"
+        assert all(len(row) == len(table[0]) and row[-1] for row in table[1:]), table
 
 
 def test_the_storage_reasons_are_documented(errors_md: str) -> None:
