@@ -43,7 +43,7 @@ class UsageParser(argparse.ArgumentParser):
         self.exit(
             EXIT_USAGE,
             f"{self.prog}: error: {message}\n"
-            f"{self.prog}: remedy: run '{self.prog} --help' for every option, with examples\n",
+            f"{self.prog}: remedy: run '{self.prog} --help' for every option\n",
         )
 
 
