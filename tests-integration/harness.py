@@ -384,7 +384,25 @@ def tool_result(answer: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     (text,) = result["content"]
     if json.loads(text["text"]) != content:
         raise AssertionError("the text content differs from structuredContent")
-    return content, bool(result.get("isError"))
+    return set_aside_remedy(content), bool(result.get("isError"))
+
+
+def set_aside_remedy(content: dict[str, Any]) -> dict[str, Any]:
+    """Check the fields added when answering; return *content* without ``remedy``.
+
+    ``head`` is ``log_head`` as ``SIZE:ROOT``; ``remedy`` is the one line of the
+    answer's code (checked here once, so the tests compare the rest as stored).
+    """
+    from notanda_mcp._service import remedy_for
+
+    if "log_head" in content:
+        head = f"{content['log_head']['size']}:{content['log_head']['root']}"
+        if content.get("head") != head:
+            raise AssertionError(f"head {content.get('head')!r} is not log_head as {head}")
+    rest = {k: v for k, v in content.items() if k != "remedy"}
+    if content.get("remedy") != remedy_for(rest):
+        raise AssertionError(f"remedy {content.get('remedy')!r} is not its code's")
+    return rest
 
 
 @contextmanager

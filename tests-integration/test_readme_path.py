@@ -37,6 +37,7 @@ from harness import (
     wheel_code_digest,
     wheel_file_names,
 )
+from notanda_mcp._schemas import REMEDIES
 
 QUESTION = "Does X improve Y?"
 
@@ -168,6 +169,7 @@ def test_readme_search_restart_retrieve_verify_audit(
         assert refused == {
             "error": "receipt_mismatch",
             "evidence_id": evidence_id,
+            "remedy": REMEDIES["receipt_mismatch"],
             "status": "error",
         }
         receipts.write_text(f"{evidence_id} {wrong}\n")

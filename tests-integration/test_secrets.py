@@ -226,6 +226,9 @@ def test_unusable_config_file_exits_with_one_line_and_no_value(tmp_path: Path, t
     assert done.stdout == ""
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("notanda-mcp: unusable notanda configuration")
+    # The line names the variable, its path and the expected shape; never a value.
+    assert lines[0].startswith(
+        f"notanda-mcp: unusable notanda configuration (HARVESTER_CONFIG={config})"
+    )
+    assert "HARVESTER_CONFIG name" in lines[0]
     assert KEY_CORE.lower() not in done.stderr.lower()
-    assert str(tmp_path) not in done.stderr

@@ -38,6 +38,7 @@ from mcp.shared.message import SessionMessage
 from notanda_evidence import (
     EvidenceLog,
     EvidenceStore,
+    Head,
     Outcome,
     canonical_bytes,
     open_record,
@@ -45,6 +46,7 @@ from notanda_evidence import (
 from notanda_mcp import NotandaServer, build_server
 from notanda_mcp._logging import ALLOWED
 from notanda_mcp._schemas import TOOLS
+from notanda_mcp._service import remedy_for
 
 # Re-exported: the test modules take every shared name from here.
 __all__ = ["FIXTURES_DIR", "REPO_ROOT", "SHARED_DIR"]
@@ -159,7 +161,29 @@ async def call(client: Client, tool: str, arguments: dict[str, Any]) -> types.Ca
     text = text_of(result)
     text.encode("utf-8")
     assert json.loads(text) == content
+    assert_added_when_answering(content)
     return result
+
+
+def assert_added_when_answering(content: dict[str, Any]) -> None:
+    """Check ``head`` and ``remedy``, then set ``remedy`` aside (it is checked here, once).
+
+    Every answer with ``log_head`` carries the same head as ``SIZE:ROOT``; every
+    answer with an ``error`` (or ``status: "incomplete"``) carries a non-empty
+    one-line ``remedy``, that of its code (or of its ``detail`` or ``reason``).
+    """
+    if "log_head" in content:
+        head = content["head"]
+        assert head == f"{content['log_head']['size']}:{content['log_head']['root']}"
+        assert Head.parse(head).to_json() == content["log_head"]
+    else:
+        assert "head" not in content
+    remedy = content.pop("remedy", None)
+    assert remedy == remedy_for(content)
+    if "error" in content or content.get("status") == "incomplete":
+        assert isinstance(remedy, str), content
+        assert remedy.strip(), content
+        assert "\n" not in remedy
 
 
 async def search(client: Client, **arguments: Any) -> dict[str, Any]:

@@ -110,26 +110,52 @@ def test_search_slots_below_one_is_a_usage_error(tmp_path: Path) -> None:
     assert "search-slots" in _one_line(done.stderr)
 
 
+@pytest.mark.parametrize(
+    ("args", "prog"),
+    [
+        (["--evidence-dir", "relative"], "notanda-mcp"),
+        (["--evidence-dir", "/tmp", "--search-slots", "0"], "notanda-mcp"),
+        ([], "notanda-mcp"),
+        (["--no-such-option"], "notanda-mcp"),
+        (["doctor", "--no-such-option"], "notanda-mcp doctor"),
+        (["demo"], "notanda-mcp demo"),
+        (["demo", "a", "b"], "notanda-mcp demo"),
+    ],
+    ids=["relative", "slots", "no-dir", "bad-option", "doctor-option", "demo-no-dir", "demo-two"],
+)
+def test_server_usage_errors_exit_2_with_a_remedy(
+    tmp_path: Path, args: list[str], prog: str
+) -> None:
+    done = _server(*args, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "Traceback" not in done.stderr
+    assert_usage_error_has_a_remedy(
+        prog if args[:1] != ["--evidence-dir"] else "notanda-mcp", done.stderr
+    )
+
+
 SECRET_IN_FILE = "file-SECRET-value-8Jq2"
 
 
-@pytest.mark.parametrize(
-    "make_config",
-    [
-        lambda d: _write(d / "c.json", '{"openalex": {"api_key": "' + SECRET_IN_FILE + '"'),
-        lambda d: _write(d / "c.json", json.dumps({SECRET_IN_FILE: 1})),
-        lambda d: _write(d / "c.json", json.dumps({"openalex": {"api_key": 5}, SECRET_IN_FILE: 1})),
-        lambda d: _write(d / "c.json", json.dumps([SECRET_IN_FILE])),
-        lambda d: _write(d / "c.json", b"\xff\xfe" + SECRET_IN_FILE.encode()),
-        lambda d: d,  # a folder: unreadable as a file
-        lambda d: d / "missing.json",
-    ],
-    ids=[
-        "invalid-json", "unknown-key", "wrong-type", "not-an-object", "not-utf8", "folder",
-        "missing",
-    ],
-)  # fmt: skip
-def test_an_unusable_configuration_exits_with_one_line_and_no_value(
+#: Configuration files the server refuses to start with, each hiding a value.
+UNUSABLE_CONFIGS = {
+    "invalid-json": lambda d: _write(
+        d / "c.json", f'{{"openalex": {{"api_key": "{SECRET_IN_FILE}"'
+    ),
+    "unknown-key": lambda d: _write(d / "c.json", json.dumps({SECRET_IN_FILE: 1})),
+    "wrong-type": lambda d: _write(
+        d / "c.json", json.dumps({"openalex": {"api_key": 5}, SECRET_IN_FILE: 1})
+    ),
+    "not-an-object": lambda d: _write(d / "c.json", json.dumps([SECRET_IN_FILE])),
+    "not-utf8": lambda d: _write(d / "c.json", b"\xff\xfe" + SECRET_IN_FILE.encode()),
+    "folder": lambda d: d,  # unreadable as a file
+    "missing": lambda d: d / "missing.json",
+}
+
+
+@pytest.mark.parametrize("make_config", UNUSABLE_CONFIGS.values(), ids=UNUSABLE_CONFIGS.keys())
+def test_an_unusable_configuration_exits_with_one_line_naming_the_fix_and_no_value(
     tmp_path: Path, make_config: Any
 ) -> None:
     config = make_config(tmp_path)
@@ -137,9 +163,13 @@ def test_an_unusable_configuration_exits_with_one_line_and_no_value(
     done = _server("--evidence-dir", str(root), env=clean_env(HARVESTER_CONFIG=str(config)))
     assert done.returncode == 2
     line = _one_line(done.stderr)
-    assert line.startswith("notanda-mcp: unusable notanda configuration: ")
+    assert line.startswith(
+        f"notanda-mcp: unusable notanda configuration (HARVESTER_CONFIG={config}): "
+    )
+    # The remedy names the variable and the expected shape and mode.
+    assert "HARVESTER_CONFIG name" in line
+    assert '{"openalex": {"api_key": "..."}}, mode 600' in line or "HARVESTER_* variable" in line
     assert SECRET_IN_FILE not in done.stderr
-    assert str(tmp_path) not in done.stderr
     assert done.stdout == ""
 
 
@@ -268,14 +298,29 @@ def test_client_exit_1_when_the_tool_answers_an_error(
         ["--evidence-dir", "/abs", "--query", "x", "--id", "0" * 32],
         ["--evidence-dir", "/abs", "--query", "x", "--limit", "five"],
         ["--evidence-dir", "/abs", "--query", "x", "--protocol", "1999-01-01"],
+        ["--evidence-dir", "/abs", "--query", "x", "--server-command", " "],
     ],
-    ids=["relative", "receipt-without-id", "no-action", "both-actions", "bad-limit", "bad-era"],
-)
-def test_client_usage_errors_exit_2(argv: list[str]) -> None:
+    ids=[
+        "relative", "receipt-without-id", "no-action", "both-actions", "bad-limit", "bad-era",
+        "empty-server-command",
+    ],
+)  # fmt: skip
+def test_client_usage_errors_exit_2_with_a_remedy(argv: list[str]) -> None:
     done = _run([_console("notanda-mcp-client"), *argv])
     assert done.returncode == 2
     assert done.stdout == ""
     assert "Traceback" not in done.stderr
+    assert_usage_error_has_a_remedy("notanda-mcp-client", done.stderr)
+
+
+def assert_usage_error_has_a_remedy(prog: str, stderr: str) -> None:
+    """The last line says what to do: argparse's errors get a remedy line, ours a clause."""
+    last = stderr.splitlines()[-1]
+    if last.startswith(f"{prog}: remedy: "):
+        assert f"{prog} --help" in last
+    else:
+        assert last.startswith(f"{prog}: ")
+        assert re.search(r"[:;] (give|name|create|retrieve) ", last), last
 
 
 WRONG_TOOLS_SERVER = textwrap.dedent(
@@ -417,15 +462,197 @@ def test_doctor_fails_when_the_folder_probe_fails_and_never_prints_the_key(
     assert done.returncode == 1
     lines = done.stdout.splitlines()
     assert lines[-1].startswith("not ready")
-    assert [line for line in lines if line.startswith("FAIL")] == [
-        "FAIL  cannot create the evidence folder (NotADirectoryError)"
-    ]
+    [fail] = [line for line in lines if line.startswith("FAIL")]
+    assert fail.startswith("FAIL  cannot create the evidence folder (NotADirectoryError): ")
     assert "ok    an OpenAlex API key is configured (not shown)" in lines
     assert "warn  the configuration file is readable by others: chmod 600 it" in lines
     assert KEY not in done.stdout + done.stderr
+
+
+def _configuration_verdict(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], **env: str
+) -> tuple[bool, str]:
+    """The doctor's configuration check alone, in this process: (failed, printed lines)."""
+    from notanda_mcp._doctor import _check_configuration, _Report
+
+    for name in [k for k in os.environ if k.startswith("HARVESTER_")]:
+        monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    report = _Report()
+    _check_configuration(report)
+    return report.failed, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("make_config", UNUSABLE_CONFIGS.values(), ids=UNUSABLE_CONFIGS.keys())
+def test_doctor_fails_for_every_configuration_the_server_refuses(
+    tmp_path: Path,
+    make_config: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    config = make_config(tmp_path)
+    failed, out = _configuration_verdict(monkeypatch, capsys, HARVESTER_CONFIG=str(config))
+    refused = _server(
+        "--evidence-dir", str(tmp_path / "e"), env=clean_env(HARVESTER_CONFIG=str(config))
+    )
+    assert refused.returncode == 2
+    assert failed
+    # The same line the server prints, after the doctor's own words.
+    assert out == f"FAIL  the server would refuse to start: {_one_line(refused.stderr)[13:]}\n"
+    assert SECRET_IN_FILE not in out
+
+
+@pytest.mark.parametrize(
+    ("env", "config"),
+    [
+        ({}, {"openalex": {"api_key": ""}}),
+        ({}, {"openalex": {"api_key": "   "}}),
+        ({"HARVESTER_OPENALEX_API_KEY": "  "}, None),
+        ({}, {"openalex": {"api_key": KEY + " with space"}}),
+        ({"HARVESTER_OPENALEX_BASE_URL": "https://oa.example"}, {"openalex": {"api_key": KEY}}),
+    ],
+    ids=["empty-in-file", "blank-in-file", "blank-variable", "invalid-key", "foreign-endpoint"],
+)  # fmt: skip
+def test_doctor_fails_when_every_search_would_fail_for_a_fixable_reason(
+    tmp_path: Path,
+    env: dict[str, str],
+    config: dict[str, Any] | None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    if config is not None:
+        path = tmp_path / "config.json"
+        path.write_text(json.dumps(config))
+        path.chmod(0o600)
+        env = {**env, "HARVESTER_CONFIG": str(path)}
+    failed, out = _configuration_verdict(monkeypatch, capsys, **env)
+    assert failed, out
+    [line] = [line for line in out.splitlines() if line.startswith("FAIL")]
+    assert line.startswith("FAIL  every search would answer configuration_error (")
+    assert "restart the server" in line
+    assert KEY not in out
+
+
+def test_doctor_only_warns_about_an_absent_key(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An empty variable is no key at all to the loader: a CI job with an unset secret.
+    failed, out = _configuration_verdict(monkeypatch, capsys, HARVESTER_OPENALEX_API_KEY="")
+    assert not failed
+    assert out.startswith("warn  no OpenAlex key: searches will answer configuration_error")
+    assert "HARVESTER_OPENALEX_API_KEY" in out
+
+
+def test_doctor_is_not_ready_with_a_configuration_the_server_refuses(tmp_path: Path) -> None:
+    config = UNUSABLE_CONFIGS["invalid-json"](tmp_path)
+    done = _doctor(env=clean_env(HOME=str(tmp_path), HARVESTER_CONFIG=str(config)))
+    assert done.returncode == 1, done.stdout
+    lines = done.stdout.splitlines()
+    assert lines[-1].startswith("not ready")
+    assert "ready" not in lines
+    assert SECRET_IN_FILE not in done.stdout + done.stderr
 
 
 def test_doctor_usage_error_exits_2() -> None:
     done = _doctor("--no-such-option", env=clean_env())
     assert done.returncode == 2
     assert done.stdout == ""
+
+
+# ------------------------------------------------------------------- demo
+
+CONTACT = "contact-SECRET-8Jq2@example.org"
+
+
+def _demo(*args: str, cwd: Path, env: dict[str, str] | None = None) -> Any:
+    return _run(
+        [_console("notanda-mcp"), "demo", *args],
+        cwd=cwd,
+        env=env if env is not None else clean_env(HOME=str(cwd)),
+    )
+
+
+def _printed_commands(stdout: str) -> list[list[str]]:
+    lines = stdout.splitlines()
+    start = lines.index("demo done. Run the same checks by hand:") + 1
+    return [shlex.split(line) for line in lines[start:] if line.startswith("  ")]
+
+
+def test_demo_into_a_relative_new_folder_leaves_verified_injected_evidence(tmp_path: Path) -> None:
+    env = clean_env(
+        HOME=str(tmp_path), HARVESTER_OPENALEX_API_KEY=KEY, HARVESTER_CONTACT_EMAIL=CONTACT
+    )
+    done = _demo("kept/demo", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    root = tmp_path / "kept" / "demo"
+    ids = record_ids(root)
+    assert len(ids) == 3
+    for evidence_id in ids:
+        assert_sealed(root, evidence_id)
+        request = json.loads((root / evidence_id / "request.json").read_bytes())
+        assert request["provider_mode"] == "injected"
+    client, verify, audit = _printed_commands(done.stdout)
+    # The installed scripts by absolute path; the last search's record, receipt and head.
+    assert client[0] == _console("notanda-mcp-client")
+    assert verify[:2] == [_console("notanda-evidence"), "verify"]
+    assert audit[:3] == [_console("notanda-evidence"), "audit", str(root)]
+    assert client[client.index("--id") + 1] in ids
+    assert re.fullmatch(r"3:[0-9a-f]{64}", audit[audit.index("--head") + 1])
+    for argv in (client, verify, audit):
+        again = _run(argv, env=env)
+        assert again.returncode == 0, (argv, again.stderr)
+        assert KEY not in again.stdout + again.stderr
+        assert CONTACT not in again.stdout + again.stderr
+    # cite refuses the demo's records unless told otherwise.
+    cite = _run([_console("notanda-evidence"), "cite", ids[0], "--root", str(root)], env=env)
+    assert cite.returncode == 1
+    # Neither the key nor the contact e-mail reaches the output or the disk.
+    assert KEY not in done.stdout + done.stderr
+    assert CONTACT not in done.stdout + done.stderr
+    for path in root.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert KEY.encode() not in data
+            assert CONTACT.encode() not in data
+
+
+def test_demo_quotes_an_absolute_folder_with_spaces(tmp_path: Path) -> None:
+    root = tmp_path / "my demo's folder"
+    done = _demo(str(root), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert shlex.quote(str(root)) in done.stdout
+    assert str(root) in _printed_commands(done.stdout)[2]
+
+
+@pytest.mark.parametrize("occupant", ["file", "folder", "hidden"])
+def test_demo_refuses_a_folder_that_holds_anything(tmp_path: Path, occupant: str) -> None:
+    root = tmp_path / "collection"
+    root.mkdir()
+    inside = {"file": "notes.txt", "folder": "0" * 32, "hidden": ".notanda"}[occupant]
+    (root / inside).mkdir() if occupant != "file" else (root / inside).write_text("x")
+    before = sorted(p.name for p in root.iterdir())
+    done = _demo(str(root), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "already holds files" in _one_line(done.stderr)
+    assert sorted(p.name for p in root.iterdir()) == before
+
+
+def test_demo_refuses_a_file_as_its_folder(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("x")
+    done = _demo("f", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "is a file, not a folder" in _one_line(done.stderr)
+
+
+def test_demo_exits_1_naming_the_step_that_failed(tmp_path: Path) -> None:
+    # The restarted notanda-mcp reads the user's configuration and refuses to start.
+    env = clean_env(HOME=str(tmp_path), HARVESTER_CONFIG=str(tmp_path / "missing.json"))
+    done = _demo("demo", cwd=tmp_path, env=env)
+    assert done.returncode == 1, done.stdout
+    lines = done.stdout.splitlines()
+    assert lines[-1] == "demo failed: see FAIL above"
+    assert lines[-2].startswith("FAIL  a restarted server (notanda-mcp) returned the same record")
+    assert "exited 3" in lines[-2]
+    assert "demo done" not in done.stdout

@@ -62,6 +62,8 @@ def _documented_exit_codes(errors_md: str) -> dict[str, dict[int, str]]:
         assert name is not None, command
         if "doctor" in command:
             name = "notanda-mcp doctor"
+        if "demo" in command:
+            name = "notanda-mcp demo"
         documented.setdefault(name, {})[int(code)] = meaning
     return documented
 
@@ -102,6 +104,7 @@ def test_the_exit_code_table_matches_the_code(
         "verify_file.py",
         "notanda-mcp",
         "notanda-mcp doctor",
+        "notanda-mcp demo",
         "notanda-mcp-client",
     }
     assert set(documented["notanda-evidence"]) == set(evidence.values())
@@ -111,6 +114,7 @@ def test_the_exit_code_table_matches_the_code(
         server["EXIT_USAGE"],
     }
     assert set(documented["notanda-mcp doctor"]) == set(server.values())
+    assert set(documented["notanda-mcp demo"]) == set(server.values())
     assert set(documented["notanda-mcp-client"]) == set(client.values())
     verify = _verify_file_behaviour(tmp_path, capsys)
     assert set(documented["verify_file.py"]) == set(verify)
@@ -126,6 +130,9 @@ def test_the_exit_code_table_matches_the_code(
         ("notanda-mcp doctor", server["EXIT_OK"]): "ready",
         ("notanda-mcp doctor", server["EXIT_PROBLEM"]): "failed",
         ("notanda-mcp doctor", server["EXIT_USAGE"]): "usage",
+        ("notanda-mcp demo", server["EXIT_OK"]): "every step worked",
+        ("notanda-mcp demo", server["EXIT_PROBLEM"]): "a step failed",
+        ("notanda-mcp demo", server["EXIT_USAGE"]): "usage",
         ("notanda-mcp-client", client["EXIT_OK"]): "succeeded",
         ("notanda-mcp-client", client["EXIT_TOOL_ERROR"]): "error",
         ("notanda-mcp-client", client["EXIT_USAGE"]): "usage",
@@ -202,6 +209,10 @@ def test_the_finding_tables_list_exactly_the_codes_the_verifier_and_audit_emit(
 
     assert listed(records) == {code.value for code in verify_file.Code}
     assert listed(log) == {code.value for code in LogCode}
+    # Every finding says what to do.
+    for table in (records, log):
+        assert table[0][-1] == "remedy"
+        assert all(len(row) == len(table[0]) and row[-1] for row in table[1:]), table
 
 
 def test_the_storage_reasons_are_documented(errors_md: str) -> None:
@@ -209,3 +220,44 @@ def test_the_storage_reasons_are_documented(errors_md: str) -> None:
 
     [listed] = re.findall(r"\(`storage_reason`: ([^)]*)\)", errors_md)
     assert set(re.findall(r"`([^`]+)`", listed)) == {reason.value for reason in StorageReason}
+
+
+# ------------------------------------------------------------- remedies
+
+
+def _remedy_rows(section: str, first: str) -> dict[str, str]:
+    """``{code: remedy}`` from every table whose header starts with *first* and ends in remedy."""
+    rows: dict[str, str] = {}
+    for table in _tables(section):
+        if table[0][0] != first or table[0][-1] != "remedy":
+            continue
+        for row in table[1:]:
+            code = _first_code(row[0])
+            if code is not None and not row[0].startswith("(none"):
+                rows.setdefault(code, row[-1])
+    return rows
+
+
+def test_every_answer_code_has_its_remedy_documented(errors_md: str) -> None:
+    from notanda_mcp._schemas import REMEDIES
+
+    section = _section(errors_md, "## Tool answers (`search_literature`, `get_evidence`)")
+    documented = _remedy_rows(section, "code")
+    # Each documented code's remedy is the one the answers carry; every code has one.
+    assert documented == REMEDIES
+    assert set(REMEDIES) == _published_error_codes() | {"incomplete"}
+
+
+def test_every_detail_reason_and_configuration_problem_has_its_remedy_documented(
+    errors_md: str,
+) -> None:
+    from notanda_openalex import ConfigProblem, ConfigurationDetail, ConfigurationError
+
+    answers = _section(errors_md, "## Tool answers (`search_literature`, `get_evidence`)")
+    assert _remedy_rows(answers, "detail") == {d.value: d.remedy for d in ConfigurationDetail}
+    assert _remedy_rows(answers, "reason") == {r.value: r.remedy for r in ProviderReason}
+    start_up = _section(errors_md, "## Server start-up: an unusable configuration")
+    assert _remedy_rows(start_up, "problem") == {p.value: p.remedy for p in ConfigProblem}
+    [table] = _tables(start_up)
+    messages = {_first_code(row[0]): row[1] for row in table[1:]}
+    assert messages == {p.value: str(ConfigurationError(p)) for p in ConfigProblem}

@@ -24,6 +24,7 @@ from conftest import (
     HANDSHAKE_VERSION,
     KEY,
     MODERN_VERSION,
+    assert_added_when_answering,
     assert_sealed,
     assert_valid_output,
     call,
@@ -279,6 +280,7 @@ def test_sigterm_delivers_the_answer_in_flight_and_refuses_new_calls(evidence_ro
         assert in_flight["structuredContent"]["evidence_id"] == evidence_id
         assert_sealed(evidence_root, evidence_id, in_flight["structuredContent"]["receipt"])
         assert refused["isError"] is True
+        assert_added_when_answering(refused["structuredContent"])
         assert refused["structuredContent"] == {
             "error": "shutting_down",
             "persisted": False,
@@ -301,6 +303,7 @@ def test_sigterm_leaves_a_search_past_the_grace_period_incomplete(evidence_root:
         assert answer["id"] == 1
         assert answer["result"]["isError"] is True
         assert_valid_output("search_literature", answer["result"]["structuredContent"])
+        assert_added_when_answering(answer["result"]["structuredContent"])
         assert answer["result"]["structuredContent"] == {
             "error": "shutting_down",
             "evidence_id": evidence_id,

@@ -36,6 +36,7 @@ from conftest import (
 from fake_openalex import FakeOpenAlex, fixture_page, synthetic_work, works_page
 from mcp import MCPError
 from notanda_mcp import build_server
+from notanda_mcp._client import ADDED_AFTER_SEALING
 from notanda_mcp._schemas import TOOLS
 
 pytestmark = pytest.mark.anyio
@@ -176,8 +177,8 @@ async def test_search_then_retrieve_on_every_session(evidence_root: Path, kind: 
     assert found["log_index"] == 0
     assert len(provider.requests) == 1
     stored = assert_sealed(evidence_root, found["evidence_id"], found["receipt"])
-    added = {"receipt", "log_head", "log_index"}
-    assert {k: v for k, v in found.items() if k not in added} == stored
+    assert found["head"] == f"1:{found['log_head']['root']}"
+    assert {k: v for k, v in found.items() if k not in ADDED_AFTER_SEALING} == stored
     assert got.is_error is False
     assert bare.is_error is False
     assert got.structured_content == {**stored, "logged": True, "receipt": found["receipt"]}
@@ -417,9 +418,7 @@ async def test_real_openalex_pages_give_valid_answers_equal_to_their_records(
     found = result.structured_content
     assert found is not None
     stored = assert_sealed(evidence_root, found["evidence_id"], found["receipt"])
-    assert {k: v for k, v in found.items() if k not in ("receipt", "log_head", "log_index")} == (
-        stored
-    )
+    assert {k: v for k, v in found.items() if k not in ADDED_AFTER_SEALING} == stored
     provider = read_json(evidence_root / found["evidence_id"] / "provider.json")
     assert provider["observed_json"]["meta"] == page["meta"]
     if not isinstance(page.get("results"), list):  # a group_by page: no works list

@@ -1,10 +1,12 @@
-"""The ``notanda-mcp`` command: the stdio server, and ``notanda-mcp doctor``.
+"""The ``notanda-mcp`` command: the stdio server, ``notanda-mcp doctor`` and ``notanda-mcp demo``.
 
 ``notanda-mcp --evidence-dir DIR`` serves MCP on stdio. ``notanda-mcp doctor``
-checks a newcomer's set-up (``_doctor.py``). Exit codes (``docs/errors.md``):
-0 served until the client left (doctor: ready); 1 doctor found a problem, or a
-second signal stopped the server at once; 2 usage error, bad evidence directory
-or unusable configuration.
+checks a newcomer's set-up (``_doctor.py``); ``notanda-mcp demo DIR`` leaves
+offline demo evidence in DIR (``_demo.py``). Exit codes (``docs/errors.md``):
+0 served until the client left (doctor: ready; demo: every step worked); 1
+doctor found a problem, a demo step failed, or a second signal stopped the
+server at once; 2 usage error, bad evidence directory or unusable
+configuration. Every usage error ends with a one-line remedy.
 
 Nothing heavy is imported before the arguments are checked and logging is in
 place, and the provider client is not imported until the first search.
@@ -15,13 +17,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any, NoReturn
 
 from ._version import __version__
 
 EXIT_OK = 0
-#: ``doctor``: a check failed.
+#: ``doctor``: a check failed; ``demo``: a step failed.
 EXIT_PROBLEM = 1
 #: The server: a second SIGTERM or SIGINT stopped it without waiting.
 EXIT_FORCED = 1
@@ -30,6 +33,18 @@ EXIT_USAGE = 2
 
 class _Usage(Exception):
     pass
+
+
+class UsageParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors end with a one-line remedy."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(
+            EXIT_USAGE,
+            f"{self.prog}: error: {message}\n"
+            f"{self.prog}: remedy: run '{self.prog} --help' for every option\n",
+        )
 
 
 def resolve_evidence_dir(text: str, *, create: bool) -> Path:
@@ -42,39 +57,58 @@ def resolve_evidence_dir(text: str, *, create: bool) -> Path:
     if not path.is_absolute():
         raise _Usage(
             "--evidence-dir must be an absolute path: MCP clients start servers in "
-            "arbitrary working directories"
+            "arbitrary working directories; give the full path, "
+            'e.g. --evidence-dir "$HOME/evidence"'
         )
     if path.exists() and not path.is_dir():
-        raise _Usage("--evidence-dir names a file, not a folder")
+        raise _Usage("--evidence-dir names a file, not a folder: name a folder (new or existing)")
     if create and not path.exists():
         try:
             path.mkdir(mode=0o700, parents=True)
         except OSError as exc:
-            raise _Usage(f"cannot create the evidence folder ({type(exc).__name__})") from None
+            raise _Usage(
+                f"cannot create the evidence folder ({type(exc).__name__}): create it yourself "
+                "(mkdir -m 700 DIR) or name a folder whose parent you can write"
+            ) from None
     return path
 
 
-def check_configuration(env: dict[str, str] | None = None) -> None:
-    """Load the notanda core configuration once, failing with one line, never a traceback.
+def check_configuration(env: Mapping[str, str] | None = None) -> Any:
+    """Load the notanda core configuration the way the server does at start-up.
+
+    The one check both the server and ``doctor`` run, so they cannot disagree.
+
+    Returns:
+        The loaded configuration (``harvester.config.Config``).
 
     Raises:
-        _Usage: The configuration file is unreadable or invalid.
+        _Usage: The configuration is unusable. The one-line message names the
+            variable, the path HARVESTER_CONFIG gives, the problem and what to
+            do, and never a value read from the file or the environment.
     """
+    from notanda_evidence.verify_file import printable
     from notanda_openalex import ConfigurationError, load_core_config
 
     try:
-        load_core_config(env)
+        return load_core_config(env)
     except ConfigurationError as exc:
-        raise _Usage(f"unusable notanda configuration: {exc}") from None
+        source = os.environ if env is None else env
+        path = source.get("HARVESTER_CONFIG")
+        where = f"HARVESTER_CONFIG={printable(path)}" if path else "the HARVESTER_* variables"
+        raise _Usage(
+            f"unusable notanda configuration ({where}): {exc}; {exc.problem.remedy}"
+        ) from None
 
 
 def _server_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = UsageParser(
         prog="notanda-mcp",
         description="Local stdio MCP server: OpenAlex literature search where every search "
-        "leaves a sealed, verifiable evidence record. Use 'notanda-mcp doctor' to check a set-up.",
+        "leaves a sealed, verifiable evidence record. Use 'notanda-mcp doctor' to check a set-up "
+        "and 'notanda-mcp demo DIR' for an offline search that leaves evidence you keep.",
         epilog="The OpenAlex key is read from HARVESTER_OPENALEX_API_KEY or the owner-only "
-        "file named by HARVESTER_CONFIG; no argument accepts it.",
+        "file named by HARVESTER_CONFIG; no argument accepts it. "
+        "Example: notanda-mcp --evidence-dir ~/notanda-evidence",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument(
@@ -100,7 +134,7 @@ def _server_parser() -> argparse.ArgumentParser:
 
 
 def _doctor_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = UsageParser(
         prog="notanda-mcp doctor",
         description="Check Python, the evidence folder and the configuration, then run an "
         "offline end-to-end self-test (search, restart, retrieval, independent verification).",
@@ -118,6 +152,22 @@ def _doctor_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _demo_parser() -> argparse.ArgumentParser:
+    parser = UsageParser(
+        prog="notanda-mcp demo",
+        description="Offline: make a few searches into DIR through a real stdio server with "
+        "the built-in provider, restart, retrieve one with its receipt, verify and audit DIR, "
+        "then print those commands to run by hand. Records say injected.",
+        epilog="Example: notanda-mcp demo ~/notanda-demo",
+    )
+    parser.add_argument(
+        "directory",
+        metavar="DIR",
+        help="a new or empty folder (relative or absolute; created if missing)",
+    )
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``notanda-mcp`` and return its exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -126,13 +176,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         doctor_args = _doctor_parser().parse_args(args_list[1:])
         return run_doctor(doctor_args.evidence_dir, live=doctor_args.live)
+    if args_list[:1] == ["demo"]:
+        from ._demo import run_demo
+
+        return run_demo(_demo_parser().parse_args(args_list[1:]).directory)
     args = _server_parser().parse_args(args_list)
     from ._logging import configure_logging
 
     configure_logging(args.log_level)
     try:
         if args.search_slots < 1:
-            raise _Usage("--search-slots must be at least 1")
+            raise _Usage("--search-slots must be at least 1: give 1 or more (default 2)")
         root = resolve_evidence_dir(args.evidence_dir, create=True)
         check_configuration()
     except _Usage as exc:

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ._cli import UsageParser
 from ._version import __version__
 
 EXIT_OK = 0
@@ -32,8 +33,8 @@ EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
 EXIT_MISMATCH = 4
 TOOL_NAMES = ("get_evidence", "search_literature")
-#: Fields a search adds to the stored response after sealing (``docs/evidence-format.md``).
-ADDED_AFTER_SEALING = ("receipt", "log_head", "log_index")
+#: Fields a search adds to the stored response when answering (``docs/evidence-format.md``).
+ADDED_AFTER_SEALING = ("receipt", "log_head", "head", "log_index", "remedy")
 PROTOCOLS = {"auto": "auto", "legacy": "legacy", "2026-07-28": "2026-07-28"}
 
 
@@ -42,7 +43,7 @@ class _Unreachable(Exception):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = UsageParser(
         prog="notanda-mcp-client",
         description="Run one search or one retrieval against a Notanda MCP server over stdio.",
         epilog="Exit codes: 0 ok, 1 the tool answered with an error, 2 usage, "
@@ -89,8 +90,6 @@ def _server_parameters(args: argparse.Namespace) -> Any:
 
     if args.server_command:
         command = shlex.split(args.server_command)
-        if not command:
-            raise ValueError("--server-command is empty")
     else:
         command = [sys.executable, "-m", "notanda_mcp", "--evidence-dir", args.evidence_dir]
     # The server reads its key from the environment or HARVESTER_CONFIG; pass both on.
@@ -149,11 +148,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = _parser().parse_args(argv)
     evidence_dir = Path(os.path.expanduser(args.evidence_dir))
+    usage = None
     if not evidence_dir.is_absolute():
-        print("notanda-mcp-client: --evidence-dir must be an absolute path", file=sys.stderr)
-        return EXIT_USAGE
-    if args.receipt is not None and args.evidence_id is None:
-        print("notanda-mcp-client: --receipt goes with --id", file=sys.stderr)
+        usage = '--evidence-dir must be an absolute path: give the full path, e.g. "$PWD/evidence"'
+    elif args.receipt is not None and args.evidence_id is None:
+        usage = "--receipt goes with --id: retrieve with --id EVIDENCE_ID --receipt RECEIPT"
+    elif args.server_command is not None and not shlex.split(args.server_command):
+        usage = "--server-command is empty: give a command line, or leave it out"
+    if usage is not None:
+        print(f"notanda-mcp-client: {usage}", file=sys.stderr)
         return EXIT_USAGE
     try:
         content, is_error = anyio.run(_session, args)

@@ -2,17 +2,21 @@
 
 It checks, in order: the Python version; the evidence folder, if given
 (create, fsync and remove a file under ``DIR/.notanda/``, warn about tmpfs,
-network file systems and loose permissions); whether an OpenAlex key is
-configured (never printing it) and whether the configuration file is
-owner-only; then an offline end-to-end self-test in a temporary folder,
+network file systems and loose permissions); the configuration, with the
+very check the server runs at start-up (``_cli.check_configuration``) and the
+OpenAlex client's own verdict on whether every search would be refused
+(``configuration_problem``), never printing the key, and whether the
+configuration file is owner-only; then an offline end-to-end self-test in a temporary folder,
 never in DIR: a server process with the built-in fixture provider answers a
 search, a second process retrieves the record with its receipt, and the
 stand-alone verifier checks it under ``python -I -S``. ``--live`` adds one
 real search into DIR, whose failure is reported but does not change the exit
 code.
 
-Exit codes: 0 ready (warnings allowed); 1 the Python check, the folder probe
-or the self-test failed; 2 usage.
+Exit codes: 0 ready (warnings allowed, an absent key among them); 1 the
+Python check, the folder probe, the configuration (one the server refuses, or
+a key that is set but blank or unusable, or a foreign endpoint) or the
+self-test failed; 2 usage.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["run_doctor"]
+__all__ = ["call_tools", "run_doctor", "selftest_server"]
 
 #: The oldest Python the packages declare (requires-python); checked at run time
 #: because an installer may have been forced past it.
@@ -125,25 +129,37 @@ def _probe_folder(report: _Report, text: str) -> Path | None:
     return path
 
 
-def _check_key(report: _Report) -> None:
-    from notanda_openalex import ConfigurationError, load_core_config
+def _check_configuration(report: _Report) -> None:
+    """The server's own start-up check, then the client's own verdict on every search.
+
+    A configuration the server refuses to start with, and one with which every
+    search answers ``configuration_error`` for a reason the user must fix (a
+    key that is set but blank or unusable, a foreign endpoint), are problems.
+    Only an absent key is a warning: a newcomer may run everything offline.
+    """
+    from notanda_openalex import ConfigurationDetail, OpenAlexClient
+
+    from ._cli import _Usage, check_configuration
 
     try:
-        config = load_core_config(None)
-    except ConfigurationError as exc:
-        report.warn(f"the notanda configuration is unusable: {exc}")
+        config = check_configuration()
+    except _Usage as exc:
+        report.fail(f"the server would refuse to start: {exc}")
         return
     key = config.openalex.api_key
-    if isinstance(key, str) and key.strip():
+    problem = OpenAlexClient.from_core_config(config=config).configuration_problem
+    if problem is None and isinstance(key, str) and key.strip():
         report.ok("an OpenAlex API key is configured (not shown)")
-    elif config.openalex.allow_keyless:
+    elif problem is None:
         report.warn("no OpenAlex key; keyless mode is on (a small daily allowance, may be refused)")
-    else:
+    elif problem is ConfigurationDetail.MISSING_API_KEY and not isinstance(key, str):
         report.warn(
-            "no OpenAlex key: searches will answer configuration_error. Get a free key at "
-            "https://openalex.org/settings/api and set HARVESTER_OPENALEX_API_KEY or "
-            "HARVESTER_CONFIG"
+            f"no OpenAlex key: searches will answer configuration_error ({problem}). "
+            f"To search OpenAlex: {problem.remedy}"
         )
+    else:
+        state = "set but blank" if problem is ConfigurationDetail.MISSING_API_KEY else problem
+        report.fail(f"every search would answer configuration_error ({state}): {problem.remedy}")
     config_path = os.environ.get("HARVESTER_CONFIG")
     if config_path:
         try:
@@ -160,9 +176,13 @@ def _check_key(report: _Report) -> None:
             report.ok("the configuration file is owner-only")
 
 
-async def _call(
-    command: list[str], tool: str, arguments: dict[str, Any]
-) -> tuple[dict[str, Any], bool, list[str]]:
+async def call_tools(
+    command: list[str], calls: list[tuple[str, dict[str, Any]]]
+) -> tuple[list[tuple[dict[str, Any], bool]], list[str]]:
+    """Start *command* as a stdio server, make *calls* in one session, and stop it.
+
+    Returns each call's (structured content, isError), and the tool names offered.
+    """
     from mcp import Client, StdioServerParameters
     from mcp_types import Implementation
 
@@ -174,11 +194,26 @@ async def _call(
         env={k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"},
     )
     info = Implementation(name="notanda-mcp-doctor", version=__version__)
+    answers = []
     async with Client(params, mode="auto", client_info=info, read_timeout_seconds=60) as client:
         names = sorted(tool.name for tool in (await client.list_tools()).tools)
-        result = await client.call_tool(tool, arguments)
-    content = result.structured_content
-    return (content if isinstance(content, dict) else {}), bool(result.is_error), names
+        for tool, arguments in calls:
+            result = await client.call_tool(tool, arguments)
+            content = result.structured_content
+            answers.append((content if isinstance(content, dict) else {}, bool(result.is_error)))
+    return answers, names
+
+
+async def _call(
+    command: list[str], tool: str, arguments: dict[str, Any]
+) -> tuple[dict[str, Any], bool, list[str]]:
+    [(content, failed)], names = await call_tools(command, [(tool, arguments)])
+    return content, failed, names
+
+
+def selftest_server(root: Path) -> list[str]:
+    """The command line of a stdio server with the built-in offline provider (``_selftest``)."""
+    return [sys.executable, "-m", "notanda_mcp._selftest", "--evidence-dir", str(root)]
 
 
 def _self_test(report: _Report) -> None:
@@ -187,7 +222,7 @@ def _self_test(report: _Report) -> None:
     with tempfile.TemporaryDirectory(prefix="notanda-doctor-") as tmp:
         root = Path(tmp) / "evidence"
         root.mkdir(mode=0o700)
-        server = [sys.executable, "-m", "notanda_mcp._selftest", "--evidence-dir", str(root)]
+        server = selftest_server(root)
         try:
             found, failed, names = anyio.run(
                 _call, server, "search_literature", {"query": "doctor self-test", "limit": 2}
@@ -281,7 +316,7 @@ def run_doctor(evidence_dir: str | None, *, live: bool) -> int:
     root = _probe_folder(report, evidence_dir) if evidence_dir else None
     if evidence_dir is None:
         report.warn("no --evidence-dir given: the evidence folder was not checked")
-    _check_key(report)
+    _check_configuration(report)
     _self_test(report)
     if live:
         if root is None:

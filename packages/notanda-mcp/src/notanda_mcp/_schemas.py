@@ -11,6 +11,7 @@ from typing import Any
 
 __all__ = [
     "GET_EVIDENCE",
+    "REMEDIES",
     "SEARCH_LITERATURE",
     "TOOLS",
     "get_evidence_input",
@@ -52,6 +53,39 @@ RETRIEVAL_ERRORS = (
     "shutting_down",
     "internal_error",
 )
+
+#: What to do about each answer code, one line each: the answer carries it as
+#: ``remedy`` (added when answering, never stored), and ``docs/errors.md`` lists
+#: the same text. ``configuration_error`` and ``provider_error`` answers take
+#: the remedy of their ``detail`` or ``reason`` (``notanda_openalex``) when known.
+REMEDIES: dict[str, str] = {
+    "invalid_arguments": "correct the argument that field names (see the tool's input schema) "
+    "and call again",
+    "configuration_error": "run notanda-mcp doctor: it says what in the configuration to fix",
+    "provider_error": "the search reached OpenAlex or the network and failed: search again later",
+    "server_busy": "wait a moment and search again, or start the server with more --search-slots",
+    "evidence_storage_unavailable": "make the evidence folder writable, with free space "
+    "(storage_reason says what failed), then search again",
+    "evidence_log_unavailable": "keep the receipt; make the evidence folder's .notanda/ log "
+    "readable and writable (log_reason says what failed), then run notanda-evidence adopt",
+    "shutting_down": "the server is stopping: call again once the MCP client has restarted it",
+    "internal_error": "report it with the server's stderr; get_evidence with the evidence_id "
+    "tells what state the record is in",
+    "invalid_evidence_id": "give the evidence_id exactly as the search returned it: "
+    "32 lowercase hex digits (0-9, a-f)",
+    "not_found": "check the evidence_id, and that this server has the --evidence-dir "
+    "the search was made into",
+    "incomplete": "the search that made this record never finished: search again; "
+    "notanda-evidence verify on the record shows what is missing",
+    "receipt_mismatch": "give the receipt this evidence_id's search returned; if it is that "
+    "one, the record was replaced: run notanda-evidence audit on the folder",
+    "unsupported_schema_version": "check the record with a notanda-evidence release that "
+    "supports its schema_version",
+    "integrity_failure": "the record was altered or damaged: notanda-evidence verify on it "
+    "names the finding; restore the record from a backup",
+    "log_mismatch": "the record was replaced after it was logged: run notanda-evidence audit "
+    "on the folder",
+}
 
 _YEAR = {"type": "integer", "minimum": MIN_YEAR, "maximum": MAX_YEAR}
 _HEX32 = {"type": "string", "pattern": "^[0-9a-f]{32}$"}
@@ -159,6 +193,7 @@ _LOG_HEAD = {
 }
 _COMMON = {
     "evidence_id": _HEX32,
+    "remedy": {"type": "string", "description": "What to do about the error, in one line."},
     "receipt": _HEX64,
     "content_notice": {"type": "string"},
     "persisted": {"type": "boolean"},
@@ -184,6 +219,11 @@ def search_output() -> dict[str, Any]:
             **_COMMON,
             "error": {"enum": list(SEARCH_ERRORS)},
             "log_head": _LOG_HEAD,
+            "head": {
+                "type": "string",
+                "pattern": "^[1-9][0-9]*:[0-9a-f]{64}$",
+                "description": "log_head as SIZE:ROOT, as notanda-evidence audit --head takes it",
+            },
             "log_index": {"type": "integer", "minimum": 0},
             "query": {"type": "string"},
             "limit": {"type": "integer", "minimum": 1, "maximum": 10},
@@ -197,12 +237,15 @@ def search_output() -> dict[str, Any]:
                 "if": {"properties": {"status": {"const": "ok"}}},
                 "then": {
                     "required": [
-                        "evidence_id", "receipt", "log_head", "log_index", "results",
+                        "evidence_id", "receipt", "log_head", "head", "log_index", "results",
                         "content_notice", "total_count",
                     ],
                 },
             },
-            {"if": {"properties": {"status": {"const": "error"}}}, "then": {"required": ["error"]}},
+            {
+                "if": {"properties": {"status": {"const": "error"}}},
+                "then": {"required": ["error", "remedy"]},
+            },
         ],
     }  # fmt: skip
 

@@ -1,4 +1,4 @@
-"""A built-in fixture provider, and a server launcher that uses it (``doctor``'s self-test).
+"""A built-in fixture provider, and a server launcher that uses it (``doctor``, ``demo``).
 
 ``python -m notanda_mcp._selftest --evidence-dir DIR`` serves exactly like
 ``notanda-mcp`` through the documented seam ``build_server(..., transport=...)``,

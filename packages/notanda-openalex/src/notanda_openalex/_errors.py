@@ -12,6 +12,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 __all__ = [
+    "CONFIG_SHAPE",
     "ConfigProblem",
     "ConfigurationDetail",
     "ConfigurationError",
@@ -33,8 +34,17 @@ class ErrorCode(StrEnum):
     PROVIDER_ERROR = "provider_error"
 
 
+#: The shape of the configuration file ``HARVESTER_CONFIG`` names, as remedies state it.
+CONFIG_SHAPE = '{"openalex": {"api_key": "..."}}, mode 600'
+
+
 class ProviderReason(StrEnum):
     """Why a search that reached the network failed (``provider_error`` only)."""
+
+    @property
+    def remedy(self) -> str:
+        """What to do about it, in one line (``docs/errors.md``)."""
+        return _PROVIDER_REMEDIES[self]
 
     #: Any non-2xx status not covered below; ``http_status`` carries the code.
     HTTP_ERROR = "http_error"
@@ -60,6 +70,11 @@ class ProviderReason(StrEnum):
 
 class ConfigurationDetail(StrEnum):
     """Why a client refuses to search (``configuration_error`` only)."""
+
+    @property
+    def remedy(self) -> str:
+        """What to do about it, in one line (``docs/errors.md``); never quotes a value."""
+        return _DETAIL_REMEDIES[self]
 
     #: No API key and keyless mode was not explicitly enabled.
     MISSING_API_KEY = "missing_api_key"
@@ -90,6 +105,11 @@ class InputReason(StrEnum):
 class ConfigProblem(StrEnum):
     """Why the notanda core configuration could not be loaded."""
 
+    @property
+    def remedy(self) -> str:
+        """What to do about it, in one line (``docs/errors.md``); never quotes a value."""
+        return _CONFIG_REMEDIES[self]
+
     FILE_NOT_FOUND = "file_not_found"
     FILE_NOT_READABLE = "file_not_readable"
     INVALID_JSON = "invalid_json"
@@ -109,6 +129,56 @@ _CONFIG_MESSAGES: dict[ConfigProblem, str] = {
     ConfigProblem.SECTION_NOT_AN_OBJECT: "configuration section is not an object",
     ConfigProblem.INVALID_VALUE: "invalid configuration value",
     ConfigProblem.INVALID: "invalid configuration",
+}
+
+
+_PROVIDER_REMEDIES: dict[ProviderReason, str] = {
+    ProviderReason.HTTP_ERROR: "see http_status: 401 or 403 means the OpenAlex key is wrong "
+    "(replace it), 400 a query OpenAlex rejects (rephrase it), 5xx a fault at OpenAlex "
+    "(search again later)",
+    ProviderReason.RATE_LIMITED: "wait retry_after_s seconds (or a minute) and search again",
+    ProviderReason.BUDGET_EXHAUSTED: "the daily OpenAlex budget is spent: search again after "
+    "midnight UTC, or raise the budget at https://openalex.org/settings/api",
+    ProviderReason.TIMEOUT: "check the network connection and search again",
+    ProviderReason.TRANSPORT_ERROR: "check the network connection (DNS, proxy, firewall) "
+    "and search again",
+    ProviderReason.TOO_LARGE: "ask for fewer works (a lower limit) and search again",
+    ProviderReason.MALFORMED_JSON: "a fault at OpenAlex or a proxy on the way: search again later",
+    ProviderReason.UNDECODABLE: "a fault at OpenAlex or a proxy on the way: search again later",
+    ProviderReason.UNEXPECTED_SHAPE: "a fault at OpenAlex or a proxy on the way: "
+    "search again later",
+    ProviderReason.REDIRECT: "a proxy or captive portal answered instead of OpenAlex: "
+    "check the network, then search again",
+}
+
+_DETAIL_REMEDIES: dict[ConfigurationDetail, str] = {
+    ConfigurationDetail.MISSING_API_KEY: "get a free key at https://openalex.org/settings/api, "
+    "then set HARVESTER_OPENALEX_API_KEY in the server's environment, or put it in the "
+    f"file HARVESTER_CONFIG names ({CONFIG_SHAPE}), and restart the server",
+    ConfigurationDetail.INVALID_API_KEY: "the key holds characters an HTTP header cannot carry "
+    "(spaces, quotes, line breaks): copy it again from https://openalex.org/settings/api "
+    "into HARVESTER_OPENALEX_API_KEY or the HARVESTER_CONFIG file, and restart the server",
+    ConfigurationDetail.ENDPOINT_NOT_ALLOWED: "remove openalex.base_url from the HARVESTER_CONFIG "
+    "file and unset HARVESTER_OPENALEX_BASE_URL (only https://api.openalex.org is allowed), "
+    "and restart the server",
+}
+
+_CONFIG_REMEDIES: dict[ConfigProblem, str] = {
+    ConfigProblem.FILE_NOT_FOUND: "create the file HARVESTER_CONFIG names "
+    f"({CONFIG_SHAPE}), or unset HARVESTER_CONFIG",
+    ConfigProblem.FILE_NOT_READABLE: "make HARVESTER_CONFIG name a UTF-8 file (not a folder) "
+    f"that you own and can read ({CONFIG_SHAPE})",
+    ConfigProblem.INVALID_JSON: f"rewrite the file HARVESTER_CONFIG names as JSON: {CONFIG_SHAPE}",
+    ConfigProblem.NOT_AN_OBJECT: "the file HARVESTER_CONFIG names must hold one JSON object: "
+    f"{CONFIG_SHAPE}",
+    ConfigProblem.UNKNOWN_KEY: "remove the keys notanda does not know from the file "
+    f"HARVESTER_CONFIG names: {CONFIG_SHAPE}",
+    ConfigProblem.SECTION_NOT_AN_OBJECT: "each section of the file HARVESTER_CONFIG names is an "
+    f"object: {CONFIG_SHAPE}",
+    ConfigProblem.INVALID_VALUE: "fix the value's type in the file HARVESTER_CONFIG names or in "
+    "its HARVESTER_* variable (true or false, a whole number, a number, not null)",
+    ConfigProblem.INVALID: "fix the file HARVESTER_CONFIG names and the HARVESTER_* variables; "
+    f"the file's shape is {CONFIG_SHAPE}",
 }
 
 
@@ -143,7 +213,7 @@ class ConfigurationError(Exception):
 
     Attributes:
         code: Always :attr:`ErrorCode.CONFIGURATION_ERROR`.
-        problem: The kind of problem.
+        problem: The kind of problem; ``problem.remedy`` says what to do.
     """
 
     def __init__(self, problem: ConfigProblem) -> None:
