@@ -287,35 +287,49 @@ def canonical_bytes(value: Any) -> bytes:
     return (_ENCODER.encode(value) + "\n").encode("utf-8")
 
 
-# Bytes that carry no structure once escapes are gone: everything but quotes and brackets.
+# One translation keeps only quotes and brackets, and writes every bracket as
+# ``[`` or ``]``: which kind a bracket is never changes how deep it nests.
+_SKELETON = bytes.maketrans(b"{}", b"[]")
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
 _STRING_RE = re.compile(rb'"[^"]*"')
-_INNERMOST_RE = re.compile(rb"\[\]|\{\}")
+# A backslash and the byte after it, left to right: exactly JSON's escapes.
+_ESCAPE_RE = re.compile(rb"\\.", re.DOTALL)
 
 
 def json_depth_exceeds(data: bytes | str, limit: int = MAX_JSON_DEPTH) -> bool:
     """Return True when the JSON text *data* nests arrays and objects deeper than *limit*.
 
-    Linear in the length of *data* (plus one pass per level, at most *limit*
-    + 1) and never recursive, so it is safe on any bytes. Escaped backslashes
-    and quotes are dropped first, then everything but quotes and brackets,
-    then strings; each pass then removes the innermost pairs. Text that is not
-    JSON is judged by its unmatched opening brackets, so a parser given text
-    that passes never recurses more than twice *limit* deep.
+    Linear in the length of *data* (plus one pass per level over what is
+    left of it, at most *limit* + 1) and never recursive, so it is safe on
+    any bytes. Escapes are dropped first (only when there is a backslash at
+    all), then everything but quotes and brackets, then strings; each pass
+    then removes the innermost pairs. Text that is not JSON is judged by its
+    unmatched opening brackets, so a parser given text that passes never
+    recurses more than twice *limit* deep.
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    if raw.count(b"[") + raw.count(b"{") <= limit:
+    if len(raw) <= limit:
         return False
-    skeleton = raw.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_STRUCTURE)
-    skeleton = _STRING_RE.sub(b"", skeleton)
+    if b"\\" in raw:
+        raw = _ESCAPE_RE.sub(b"", raw)
+    skeleton = raw.translate(_SKELETON, _NOT_STRUCTURE)
+    if skeleton.count(b"[") <= limit:
+        return False
+    # A string without brackets is now ``""``. Dropping adjacent quote pairs
+    # keeps every other quote paired as before (two strings with nothing but
+    # separators between them merge), so the brackets outside strings stay.
+    skeleton = skeleton.replace(b'""', b"")
+    if b'"' in skeleton:
+        skeleton = _STRING_RE.sub(b"", skeleton)
     for _ in range(limit + 1):
         if not skeleton:
             return False
-        reduced = _INNERMOST_RE.sub(b"", skeleton)
-        if reduced == skeleton:
+        # bytes.replace never rescans what it removed: exactly one level per pass.
+        reduced = skeleton.replace(b"[]", b"")
+        if len(reduced) == len(skeleton):
             # Only unmatched brackets remain: a parser would recurse once per
             # opening one before it found the error.
-            return skeleton.count(b"[") + skeleton.count(b"{") > limit
+            return skeleton.count(b"[") > limit
         skeleton = reduced
     return True
 
