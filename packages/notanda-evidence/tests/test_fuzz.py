@@ -62,12 +62,12 @@ def _nesting(depth: int, opener: str) -> str:
     return opener * depth + inner + closer * depth
 
 
+#: Depths around the limit and past Python's recursion limit, and any other.
+_DEPTHS = st.sampled_from([64, 65, 999, 1_000, 5_000, 100_000]) | st.integers(1, 100_000)
 adversarial_values = st.one_of(
-    st.builds(
-        _nesting, st.integers(1, 100_000), st.sampled_from(["[", '{"a":'])
-    ),  # deep nesting, balanced
-    st.integers(1, 100_000).map(lambda n: "[" * n),  # deep and never closed
-    st.integers(1, 6_000).map(lambda n: "9" * n),  # past the int-string limit
+    st.builds(_nesting, _DEPTHS, st.sampled_from(["[", '{"a":'])),  # deep, balanced
+    _DEPTHS.map(lambda n: "[" * n),  # deep and never closed
+    (st.sampled_from([4_300, 4_301, 6_000]) | st.integers(1, 6_000)).map(lambda n: "9" * n),
     st.sampled_from(
         ["1e99999", "-1e99999", "1e15", "-0", "0.1e1", "NaN", "Infinity", "-Infinity", "1.0"]
     ),
