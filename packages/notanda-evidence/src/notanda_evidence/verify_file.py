@@ -519,13 +519,22 @@ class _Dir:
             fd = os.open(
                 full, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
             )
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise _Unsafe(Code.FS_SPECIAL_FILE)
-            return _read_all(fd, min(st.st_size, limit + 1))
-        finally:
-            os.close(fd)
+        return _read_and_close(fd, limit)
+
+
+def _read_and_close(fd: int, limit: int) -> bytes:
+    """Read at most ``limit + 1`` bytes of the regular file open as *fd*, then close it.
+
+    Raises:
+        _Unsafe: ``fstat`` does not call it a regular file; nothing is read.
+    """
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _Unsafe(Code.FS_SPECIAL_FILE)
+        return _read_all(fd, min(st.st_size, limit + 1))
+    finally:
+        os.close(fd)
 
 
 def _lstat_is_link(name: str, dir_fd: int) -> bool:
@@ -1170,14 +1179,7 @@ def _read_regular_file(path: str, limit: int) -> bytes:
         OSError: It cannot be opened or read.
     """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise _Unsafe(Code.FS_SPECIAL_FILE)
-        return _read_all(fd, min(st.st_size, limit + 1))
-    finally:
-        os.close(fd)
+    return _read_and_close(os.open(path, flags | getattr(os, "O_CLOEXEC", 0)), limit)
 
 
 def add_verify_arguments(parser: argparse.ArgumentParser) -> None:

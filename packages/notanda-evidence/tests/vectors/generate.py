@@ -457,26 +457,28 @@ def build(base: Path) -> dict[str, Any]:
     root.expect(rid, "incomplete", ["record.no_manifest"])
     root.exits(3)
 
-    root = case("incomplete_pending_zero", "request.json plus a zero-byte provider.json.pending")
-    rid = evidence_id("incomplete_pending_zero")
-    info = root.write(rid, ours("incomplete_pending_zero"), manifest=False)
-    for name in ("provider.json", "response.json"):
-        (info["dir"] / name).unlink()
-    (info["dir"] / "provider.json.pending").write_bytes(b"")
-    root.expect(rid, "incomplete", ["record.no_manifest"])
-    root.exits(3)
-
-    root = case(
-        "incomplete_b3_pending",
-        "a 0.1.0b3 record interrupted mid-write: request.json and an empty provider.pending",
-    )
-    rid = evidence_id("incomplete_b3_pending")
-    info = root.write(rid, b3("incomplete_b3_pending"), manifest=False)
-    for name in ("provider.json", "response.json"):
-        (info["dir"] / name).unlink()
-    (info["dir"] / "provider.pending").write_bytes(b"")
-    root.expect(rid, "incomplete", ["record.no_manifest"])
-    root.exits(3)
+    for label, source, pending, text in (
+        (
+            "incomplete_pending_zero",
+            ours,
+            "provider.json.pending",
+            "request.json plus a zero-byte provider.json.pending",
+        ),
+        (
+            "incomplete_b3_pending",
+            b3,
+            "provider.pending",
+            "a 0.1.0b3 record interrupted mid-write: request.json and an empty provider.pending",
+        ),
+    ):
+        root = case(label, text)
+        rid = evidence_id(label)
+        info = root.write(rid, source(label), manifest=False)
+        for name in ("provider.json", "response.json"):
+            (info["dir"] / name).unlink()
+        (info["dir"] / pending).write_bytes(b"")
+        root.expect(rid, "incomplete", ["record.no_manifest"])
+        root.exits(3)
 
     root = case("incomplete_all_payloads", "all three payloads but no manifest")
     rid = evidence_id("incomplete_all_payloads")
