@@ -463,6 +463,21 @@ def test_a_fifo_as_any_record_file_is_a_special_file_and_never_blocks(
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("dir_fd", [True, False], ids=["posix", "windows-path"])
+def test_a_fifo_as_the_record_folder_is_a_special_file_and_never_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dir_fd: bool
+) -> None:
+    monkeypatch.setattr(verify_file, "USE_DIR_FD", dir_fd)
+    good, _ = sealed(tmp_path)
+    os.mkfifo(tmp_path / ("f" * 32))
+    root = _never_blocks(lambda: verify_root(tmp_path))
+    assert isinstance(root, verify_file.RootResult)
+    results = {r.evidence_id: r for r in root.records}
+    assert [f.code.value for f in results["f" * 32].findings] == ["fs.special_file"]
+    assert results[good].outcome is Outcome.OK
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 def test_a_fifo_as_the_receipts_file_is_a_usage_error_and_never_blocks(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

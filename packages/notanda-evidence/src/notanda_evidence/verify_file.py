@@ -453,6 +453,8 @@ class _Dir:
         self._fd: int | None = None
         if USE_DIR_FD:
             flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+            # Non-blocking too: a FIFO planted as the record folder must fail, not wait.
+            flags |= getattr(os, "O_NONBLOCK", 0)
             try:
                 self._fd = os.open(path, flags)
             except OSError as exc:
