@@ -567,6 +567,17 @@ def test_every_usage_error_carries_a_remedy(
         assert lines[1].startswith("remedy: ")
 
 
+def test_an_argument_error_of_the_single_file_carries_a_remedy(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        verify_file.main([])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-2].startswith("error: the following arguments are required: PATH")
+    assert err[-1].startswith("remedy: give one or more PATHs")
+
+
 def test_an_internal_error_is_exit_2_with_one_line_never_1(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

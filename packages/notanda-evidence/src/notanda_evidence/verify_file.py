@@ -44,7 +44,7 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 #: The oldest Python this file runs on.
 MIN_PYTHON = (3, 9)
@@ -1262,9 +1262,21 @@ def _run_verify(args: argparse.Namespace, out: Any, err: Any) -> int:
     return exit_code(records)
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors carry a remedy line, like the others."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(
+            2,
+            f"error: {printable(message)}\nremedy: give one or more PATHs, each a record folder"
+            f" or an evidence root; see {self.prog} --help\n",
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the stand-alone verifier's command line."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="verify_file.py",
         description="Verify Notanda evidence records (schema version 1) with the stdlib only.",
         epilog="Exit codes: 0 intact, 1 a finding, 2 no verdict (usage or internal error),"
