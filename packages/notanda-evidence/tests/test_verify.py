@@ -514,6 +514,17 @@ def test_hostile_names_are_escaped_in_the_text_report_and_kept_in_json(
     assert report["warnings"][0]["file"] == HOSTILE + ".json"
 
 
+def test_a_name_that_is_not_utf8_is_escaped_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    evidence_id, _ = sealed(tmp_path)
+    (tmp_path / evidence_id / "\udcff\udc9b").write_text("planted")  # bytes FF 9B: C1 CSI
+    assert verify_file.main([str(tmp_path)]) == 1
+    assert "[\\udcff\\udc9b]" in capsys.readouterr().out
+    assert verify_file.main([str(tmp_path), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["summary"]["exit_code"] == 1
+
+
 def test_hostile_paths_are_escaped_in_error_messages(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
