@@ -421,17 +421,55 @@ def integration(session: nox.Session) -> None:
         )
 
 
+#: Pythons the copied verify_file.py must give the package's verdicts under.
+SINGLE_FILE_PYTHONS = ("3.9", "3.10", "3.11", "3.12", "3.13")
+#: Pythons it must refuse with exit 2 and one line naming the version it needs.
+TOO_OLD_PYTHONS = ("3.8",)
+
+
+def _interpreter(session: nox.Session, version: str) -> str:
+    """Find ``python<version>`` on PATH as nox finds interpreters; a missing one is an error."""
+    found = shutil.which(f"python{version}")
+    if found is None:
+        # The same rule as nox.options.error_on_missing_interpreters for sessions.
+        session.error(
+            f"python{version} is not on PATH; the single-file verifier is checked under it"
+        )
+    return found
+
+
 @nox.session(python=PYTHONS[0], requires=["wheels"])
 def stdlib(session: nox.Session) -> None:
-    """Prove the evidence wheel alone gives the same verdicts under -I, -O and -S."""
+    """Prove the evidence wheel alone, and the copied file on 3.8-3.13, give the same verdicts."""
     # No constraints and dependency resolution left on: whatever the wheel
     # pulled in would show up in the check below.
     session.install(str(_wheel_paths()["notanda-evidence"]))
+    pythons = [f"--single-file-python={_interpreter(session, v)}" for v in SINGLE_FILE_PYTHONS]
+    too_old = [f"--too-old-python={_interpreter(session, v)}" for v in TOO_OLD_PYTHONS]
     session.run(
         "python",
         str(ROOT / "packages/notanda-evidence/tests/stdlib_check.py"),
         "--vectors",
         str(ROOT / "packages/notanda-evidence/tests/vectors"),
+        *pythons,
+        *too_old,
+    )
+
+
+@nox.session(python=PYTHONS[0], default=False)
+def fuzz(session: nox.Session) -> None:
+    """Run the verifier's property tests with many more (random) examples; bounded in time."""
+    _install(session, "-e", "packages/notanda-evidence", *_test_group("notanda-evidence"))
+    session.run(
+        "pytest",
+        "packages/notanda-evidence/tests/test_fuzz.py",
+        "-p",
+        "no:cacheprovider",
+        "--rootdir=packages/notanda-evidence",
+        # Each property is bounded by its examples; the timeout bounds a hang.
+        "--timeout=1800",
+        *session.posargs,
+        env={**_pytest_env(session), "NOTANDA_HYPOTHESIS_PROFILE": "fuzz"},
     )
 
 

@@ -9,6 +9,10 @@ the expected ones:
   (assert statements would vanish here; verdicts must not change)
 * ``PYTHONPATH=<site-packages> python -S -m notanda_evidence verify``
 * ``python -I -S verify_file.py`` on a copy of the single file
+
+and then the same copy under every ``--single-file-python`` given (3.9 to
+3.13 in ``nox -s stdlib``), which must give the same report; each
+``--too-old-python`` (3.8) must exit 2 with one line naming the version needed.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ def fail(message: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--vectors", type=Path, required=True)
+    parser.add_argument("--single-file-python", action="append", default=[], metavar="PYTHON")
+    parser.add_argument("--too-old-python", action="append", default=[], metavar="PYTHON")
     args = parser.parse_args()
 
     installed = {d.metadata["Name"].lower() for d in importlib.metadata.distributions()}
@@ -71,6 +77,8 @@ def main() -> None:
 
         python = sys.executable
         base_env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        for old in args.too_old_python:
+            check_too_old(old, single, work, base_env)
         ways = {
             "-I -m": ([python, "-I", "-m", "notanda_evidence", "verify"], base_env),
             "-O -m": ([python, "-O", "-m", "notanda_evidence", "verify"], base_env),
@@ -84,6 +92,9 @@ def main() -> None:
             ),
             "-I -S verify_file.py": ([python, "-I", "-S", str(single)], base_env),
         }
+        for other in args.single_file_python:
+            name = f"-I -S verify_file.py under Python {version_of(other)}"
+            ways[name] = ([other, "-I", "-S", str(single)], base_env)
         for full in (False, True):
             pass_name = "full" if full else "default"
             want = {
@@ -113,6 +124,36 @@ def main() -> None:
                     fail(f"{name} ({pass_name}) disagrees with the other ways")
             print(f"{pass_name} pass: {len(want)} records, same verdicts under {', '.join(ways)}")
     print("stdlib check passed: only notanda-evidence installed; verdicts identical")
+
+
+def version_of(python: str) -> str:
+    """The ``X.Y`` version of the interpreter *python*."""
+    done = subprocess.run(
+        [python, "-I", "-S", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        fail(f"{python} does not run: {done.stderr.strip()}")
+    return done.stdout.strip()
+
+
+def check_too_old(python: str, single: Path, work: Path, env: dict[str, str]) -> None:
+    """The copy must refuse *python* with exit 2 and one line, before any newer syntax fails."""
+    version = version_of(python)
+    done = subprocess.run(
+        [python, "-I", "-S", str(single), str(work)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=work,
+        check=False,
+    )
+    want = f"verify_file.py needs Python 3.9 or later; this is Python {version}\n"
+    if (done.returncode, done.stdout, done.stderr) != (2, "", want):
+        fail(f"under Python {version}: exit {done.returncode}, stderr {done.stderr!r}")
+    print(f"Python {version}: exit 2 with one line naming the version needed")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from notanda_evidence import (
     StorageReason,
     _store,
     encode_canonical,
+    verify_file,
     verify_record,
 )
 
@@ -365,3 +366,105 @@ def test_an_unlisted_os_error_is_classified_as_io_error() -> None:
     error = EvidenceStorageError.from_os_error(OSError(errno.EIO, "Input/output error"))
     assert error.reason is StorageReason.IO_ERROR
     assert "Input/output" not in str(error)
+
+
+# ------------------------------------------------------- format limits
+
+
+def _nested(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("name", ["request.json", "provider.json", "response.json"])
+def test_the_depth_limit_is_the_verifiers_a_sealed_record_at_the_limit_verifies(
+    tmp_path: Path, name: str
+) -> None:
+    limit = verify_file.MAX_JSON_DEPTH
+    payloads = {"request.json": {}, "provider.json": {}, "response.json": {"status": "ok"}}
+    payloads[name]["x"] = _nested(limit - 1)  # the object itself is the first level
+    writer = EvidenceStore(tmp_path).create()
+    writer.write_request({"evidence_id": writer.evidence_id, **payloads["request.json"]})
+    writer.write_provider(payloads["provider.json"])
+    writer.write_response({"evidence_id": writer.evidence_id, **payloads["response.json"]})
+    result = verify_record(writer.path, writer.seal().receipt, full=True)
+    assert result.outcome is Outcome.OK, result.findings
+
+
+@pytest.mark.parametrize(
+    "deep",
+    [
+        pytest.param(lambda limit: {"x": _nested(limit)}, id="value"),
+        pytest.param(
+            lambda limit: {"x": CanonicalJSON(b"[" * limit + b"]" * limit)}, id="fragment"
+        ),
+        pytest.param(lambda limit: {"x": _nested(100_000)}, id="100000-deep"),
+    ],
+)
+@pytest.mark.parametrize("name", ["request.json", "provider.json", "response.json"])
+def test_a_payload_over_the_depth_limit_is_refused_before_it_is_written(
+    tmp_path: Path, name: str, deep: Any
+) -> None:
+    writer = EvidenceStore(tmp_path).create()
+    value = deep(verify_file.MAX_JSON_DEPTH)
+    steps = {
+        "request.json": lambda v: writer.write_request(v),
+        "provider.json": lambda v: writer.write_provider(v),
+        "response.json": lambda v: writer.write_response({"status": "ok", **v}),
+    }
+    for step in ("request.json", "provider.json", "response.json"):
+        if step == name:
+            break
+        steps[step]({})
+    with pytest.raises(EvidenceStorageError) as caught:
+        steps[name](value)
+    assert (caught.value.reason, caught.value.file) == (StorageReason.TOO_DEEP, name)
+    assert name not in {p.name for p in writer.path.iterdir()}
+    assert not any(p.name.endswith(".pending") for p in writer.path.iterdir())
+    assert verify_record(writer.path).outcome is Outcome.INCOMPLETE
+
+
+def test_a_cyclic_value_is_refused_rather_than_followed(tmp_path: Path) -> None:
+    cyclic: dict[str, Any] = {}
+    cyclic["self"] = cyclic
+    writer = EvidenceStore(tmp_path).create()
+    with pytest.raises(EvidenceStorageError) as caught:
+        writer.write_request(cyclic)
+    assert caught.value.reason is StorageReason.TOO_DEEP
+
+
+def test_the_size_limit_is_the_verifiers_and_is_checked_before_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer reads the verifier's constant: one limit, so a sealed record never fails it."""
+    monkeypatch.setattr(verify_file, "MAX_PAYLOAD_BYTES", 1000)
+    writer = EvidenceStore(tmp_path).create()
+    writer.write_request({"evidence_id": writer.evidence_id})
+    exact = encode_canonical({"blob": ""})[0]
+    at_limit = {"blob": "x" * (1000 - len(exact))}
+    assert len(encode_canonical(at_limit)[0]) == 1000
+    writer.write_provider(at_limit)
+    with pytest.raises(EvidenceStorageError) as caught:
+        writer.write_response({"status": "ok", "blob": "x" * 1000})
+    assert (caught.value.reason, caught.value.file) == (StorageReason.TOO_LARGE, "response.json")
+    assert "response.json" not in {p.name for p in writer.path.iterdir()}
+    writer.write_response({"evidence_id": writer.evidence_id, "status": "ok"})
+    seal = writer.seal()
+    assert verify_record(writer.path, seal.receipt, full=True).outcome is Outcome.OK
+    big = CanonicalJSON(b'"' + b"y" * 1000 + b'"')
+    other = EvidenceStore(tmp_path).create()
+    other.write_request({})
+    with pytest.raises(EvidenceStorageError) as caught:
+        other.write_provider({"observed_json": big})
+    assert caught.value.reason is StorageReason.TOO_LARGE
+
+
+def test_the_payload_limit_leaves_room_for_the_largest_provider_body() -> None:
+    """A 4 MiB body of the numbers that grow most when re-encoded still fits, with room."""
+    body = b"[" + b",".join([b"1e15"] * ((4 << 20) // 5)) + b"]"
+    assert len(body) <= 4 << 20
+    stored = encode_canonical(json.loads(body))[0]
+    assert len(stored) > 3 * len(body)
+    assert 3 * len(stored) < verify_file.MAX_PAYLOAD_BYTES

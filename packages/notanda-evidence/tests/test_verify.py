@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 import os
 import shutil
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -322,3 +325,333 @@ def test_cli_json_report_never_echoes_payload_content(
     assert code == 0
     assert "private medical" not in out
     assert json.loads(out)["pass"] == "full"
+
+
+# ------------------------------------------------- hostile record files
+
+
+def _deep(depth: int) -> bytes:
+    return b"[" * depth + b"]" * depth
+
+
+def _consistent(record: Path, name: str, data: bytes) -> None:
+    """Replace payload *name* with *data* and recompute the manifest, as a forger would."""
+    (record / name).write_bytes(data)
+    manifest = json.loads((record / "manifest.json").read_bytes())
+    manifest["files"][name] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    (record / "manifest.json").write_bytes(verify_file.canonical_bytes(manifest))
+
+
+@pytest.mark.parametrize("depth", [5_000, 100_000])
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("manifest.json", "manifest.too_deep"),
+        ("request.json", "payload.too_deep"),
+        ("provider.json", "payload.too_deep"),
+        ("response.json", "payload.too_deep"),
+    ],
+)
+def test_deep_nesting_in_any_record_file_is_a_finding_and_the_root_report_goes_on(
+    tmp_path: Path, name: str, code: str, depth: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad, _ = sealed(tmp_path)
+    good, _ = sealed(tmp_path)
+    data = _deep(depth) + b"\n"
+    if name == "manifest.json":
+        (tmp_path / bad / name).write_bytes(data)
+    else:
+        _consistent(tmp_path / bad, name, data)
+    root = verify_root(tmp_path, full=True)
+    results = {r.evidence_id: r for r in root.records}
+    assert [(f.code.value, f.file) for f in results[bad].findings] == [(code, name)]
+    assert results[bad].outcome is Outcome.INTEGRITY_FAILURE
+    assert results[good].outcome is Outcome.OK
+    assert verify_file.main([str(tmp_path), "--full"]) == 1
+    out = capsys.readouterr().out
+    assert f"error {code} [{name}]" in out
+    assert "1 integrity_failure, 1 ok" in out
+
+
+def test_json_depth_is_checked_before_any_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    evidence_id, _ = sealed(tmp_path)
+    limit = verify_file.MAX_JSON_DEPTH
+    nested = b'{"evidence_id":"' + evidence_id.encode() + b'","status":"ok","x":'
+    at_limit = nested + _deep(limit - 1) + b"}\n"
+    _consistent(tmp_path / evidence_id, "response.json", at_limit)
+    assert verify_record(tmp_path / evidence_id).outcome is Outcome.OK
+    _consistent(tmp_path / evidence_id, "response.json", nested + _deep(limit) + b"}\n")
+    parsed: list[int] = []
+    real_loads = json.loads
+    monkeypatch.setattr(
+        verify_file.json, "loads", lambda s, **kw: parsed.append(len(s)) or real_loads(s, **kw)
+    )
+    result = verify_record(tmp_path / evidence_id)
+    assert [f.code.value for f in result.findings] == ["payload.too_deep"]
+    assert len(parsed) == 2, "only request.json and the manifest were parsed"
+
+
+def test_a_payload_stated_over_the_limit_is_never_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    evidence_id, _ = sealed(tmp_path)
+    record = tmp_path / evidence_id
+    manifest = json.loads((record / "manifest.json").read_bytes())
+    manifest["files"]["provider.json"]["bytes"] = verify_file.MAX_PAYLOAD_BYTES + 1
+    (record / "manifest.json").write_bytes(verify_file.canonical_bytes(manifest))
+    asked: list[int] = []
+    real_read_all = verify_file._read_all
+    monkeypatch.setattr(
+        verify_file, "_read_all", lambda fd, want: asked.append(want) or real_read_all(fd, want)
+    )
+    result = verify_record(record, full=True)
+    assert [(f.code.value, f.file) for f in result.findings] == [
+        ("payload.too_large", "provider.json")
+    ]
+    sizes = {n: (record / n).stat().st_size for n in ("manifest.json", *verify_file.PAYLOADS)}
+    assert sorted(asked) == sorted(
+        sizes[n] for n in ("manifest.json", "request.json", "response.json")
+    )
+
+
+def test_reads_stop_at_the_stated_size_plus_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    evidence_id, _ = sealed(tmp_path)
+    record = tmp_path / evidence_id
+    stated = (record / "response.json").stat().st_size
+    with (record / "response.json").open("ab") as grown:
+        grown.write(b" " * 10_000_000)
+    asked: list[int] = []
+    real_read_all = verify_file._read_all
+    monkeypatch.setattr(
+        verify_file, "_read_all", lambda fd, want: asked.append(want) or real_read_all(fd, want)
+    )
+    result = verify_record(record)
+    assert [f.code.value for f in result.findings] == ["payload.size_mismatch"]
+    assert asked[-1] == stated + 1, "response.json is read last"
+
+
+def _never_blocks(call: Callable[[], object]) -> object:
+    outcome: list[object] = []
+    thread = threading.Thread(target=lambda: outcome.append(call()), daemon=True)
+    thread.start()
+    thread.join(timeout=10)
+    assert not thread.is_alive(), "the verifier blocked on a FIFO"
+    [result] = outcome
+    return result
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("name", ["manifest.json", *verify_file.PAYLOADS])
+@pytest.mark.parametrize("swapped", [False, True], ids=["listed", "swapped-after-listing"])
+def test_a_fifo_as_any_record_file_is_a_special_file_and_never_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, swapped: bool
+) -> None:
+    evidence_id, _ = sealed(tmp_path)
+    record = tmp_path / evidence_id
+    (record / name).unlink()
+    os.mkfifo(record / name)
+    if swapped:  # the listing saw a regular file; a FIFO took its place before the open
+        monkeypatch.setattr(verify_file, "_kind", lambda entry: "file")
+    result = _never_blocks(lambda: verify_record(record, full=True))
+    assert isinstance(result, verify_file.RecordResult)
+    assert result.outcome is Outcome.INTEGRITY_FAILURE
+    assert (verify_file.Code.FS_SPECIAL_FILE, name) in {(f.code, f.file) for f in result.findings}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("dir_fd", [True, False], ids=["posix", "windows-path"])
+def test_a_fifo_as_the_record_folder_is_a_special_file_and_never_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dir_fd: bool
+) -> None:
+    monkeypatch.setattr(verify_file, "USE_DIR_FD", dir_fd)
+    good, _ = sealed(tmp_path)
+    os.mkfifo(tmp_path / ("f" * 32))
+    root = _never_blocks(lambda: verify_root(tmp_path))
+    assert isinstance(root, verify_file.RootResult)
+    results = {r.evidence_id: r for r in root.records}
+    assert [f.code.value for f in results["f" * 32].findings] == ["fs.special_file"]
+    assert results[good].outcome is Outcome.OK
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_as_the_receipts_file_is_a_usage_error_and_never_blocks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "root").mkdir()
+    sealed(tmp_path / "root")
+    os.mkfifo(tmp_path / "receipts")
+    code = _never_blocks(
+        lambda: verify_file.main([str(tmp_path / "root"), "--receipts", str(tmp_path / "receipts")])
+    )
+    assert code == 2
+    assert "not a regular file" in capsys.readouterr().err
+
+
+# ------------------------------------------------------- terminal safety
+
+HOSTILE = "evil\x1b[2J\x07\u202eok\\"
+
+
+def test_hostile_names_are_escaped_in_the_text_report_and_kept_in_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    evidence_id, _ = sealed(tmp_path)
+    (tmp_path / evidence_id / HOSTILE).write_text("planted")
+    (tmp_path / (HOSTILE + ".json")).write_text("stray")
+    assert verify_file.main([str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "\\x1b[2J\\x07\\u202eok\\\\" in out
+    for raw in ("\x1b", "\x07", "\u202e"):
+        assert raw not in out
+    assert out.count("evil") == 2
+    assert verify_file.main([str(tmp_path), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["records"][0]["findings"][0]["file"] == HOSTILE
+    assert report["warnings"][0]["file"] == HOSTILE + ".json"
+
+
+def test_a_name_that_is_not_utf8_is_escaped_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    evidence_id, _ = sealed(tmp_path)
+    (tmp_path / evidence_id / "\udcff\udc9b").write_text("planted")  # bytes FF 9B: C1 CSI
+    assert verify_file.main([str(tmp_path)]) == 1
+    assert "[\\udcff\\udc9b]" in capsys.readouterr().out
+    assert verify_file.main([str(tmp_path), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["summary"]["exit_code"] == 1
+
+
+def test_hostile_paths_are_escaped_in_error_messages(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / HOSTILE
+    folder.mkdir()
+    assert verify_file.main([str(folder)]) == 2
+    assert verify_file.main([str(folder / "missing")]) == 2
+    err = capsys.readouterr().err
+    assert "\\x1b[2J" in err
+    assert "\x1b" not in err
+    assert "\u202e" not in err
+
+
+# --------------------------------------------- usage errors and exit codes
+
+
+def test_receipt_on_a_truncated_id_says_it_is_not_a_record(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    evidence_id, receipt = sealed(tmp_path)
+    code, _, err = run(["verify", str(tmp_path / evidence_id[:-1]), "--receipt", receipt], capsys)
+    assert code == 2
+    assert "exactly one" not in err
+    assert "not a record folder" in err
+    assert "31 hex digits" in err
+    assert err.splitlines()[-1].startswith("remedy: ")
+    assert "check the ID" in err
+    code, _, err = run(["verify", str(tmp_path), "x", "--receipt", receipt], capsys)
+    assert code == 2
+    assert "2 were given" in err
+
+
+def test_every_usage_error_carries_a_remedy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "receipts.txt").write_text("not a receipt line\n")
+    (tmp_path / "root").mkdir()
+    sealed(tmp_path / "root")
+    for argv in (
+        [str(tmp_path / "empty")],
+        [str(tmp_path / "missing")],
+        [str(tmp_path / ("d" * 32))],
+        [str(tmp_path / "root"), "--receipts", str(tmp_path / "receipts.txt")],
+        [str(tmp_path / "root"), "--receipts", str(tmp_path / "no-such-file")],
+    ):
+        assert verify_file.main(argv) == 2, argv
+        lines = capsys.readouterr().err.splitlines()
+        assert len(lines) == 2, (argv, lines)
+        assert lines[0].startswith("error: ")
+        assert lines[1].startswith("remedy: ")
+
+
+def test_an_argument_error_of_the_single_file_carries_a_remedy(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        verify_file.main([])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-2].startswith("error: the following arguments are required: PATH")
+    assert err[-1].startswith("remedy: give one or more PATHs")
+
+
+def test_an_internal_error_is_exit_2_with_one_line_never_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sealed(tmp_path)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(verify_file, "verify_record", broken)
+    assert verify_file.main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: internal error in the verifier (RecursionError)")
+    assert "Traceback" not in err
+
+
+def test_the_single_file_parses_as_python_3_8() -> None:
+    import ast
+
+    source = Path(verify_file.__file__).read_text(encoding="utf-8")
+    ast.parse(source, feature_version=(3, 8))
+
+
+def test_on_python_3_8_the_single_file_exits_2_with_one_line(tmp_path: Path) -> None:
+    """The version check runs before anything newer is needed (here with 3.8 simulated)."""
+    copy = tmp_path / "verify_file.py"
+    copy.write_bytes(Path(verify_file.__file__).read_bytes())
+    pretend = (
+        "import sys; sys.version_info = (3, 8, 18, 'final', 0); "
+        "sys.argv = [sys.argv[1], '.']; "
+        "exec(compile(open(sys.argv[0]).read(), sys.argv[0], 'exec'), {'__name__': '__main__'})"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", pretend, str(copy)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr == "verify_file.py needs Python 3.9 or later; this is Python 3.8\n"
+
+
+# ---------------------------------------------- 0.1.0b3 crash traces
+
+
+@pytest.mark.parametrize("stem", ["request", "provider", "response", "manifest"])
+def test_b3_pending_files_are_information_when_incomplete_and_errors_when_sealed(
+    tmp_path: Path, stem: str
+) -> None:
+    evidence_id, _ = sealed(tmp_path)
+    record = tmp_path / evidence_id
+    (record / f"{stem}.pending").write_bytes(b"")
+    result = verify_record(record)
+    assert [(f.code.value, f.severity.value) for f in result.findings] == [
+        ("record.pending_file", "error")
+    ]
+    (record / "manifest.json").unlink()
+    result = verify_record(record)
+    assert result.outcome is Outcome.INCOMPLETE
+    assert ("record.pending_file", "info") in {
+        (f.code.value, f.severity.value) for f in result.findings
+    }
+    assert verify_file.exit_code([result]) == 3
+    (record / "notes.pending").write_bytes(b"")
+    assert "record.unexpected_entry" in {f.code.value for f in verify_record(record).findings}

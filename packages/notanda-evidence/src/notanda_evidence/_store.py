@@ -71,7 +71,13 @@ StageCallback = Callable[[Stage, str], None]
 
 
 class StorageReason(StrEnum):
-    """Why storage failed, derived from the operating system's error number."""
+    """Why storage failed: the operating system's error number, or a format limit.
+
+    ``too_large`` and ``too_deep`` are the format's own limits
+    (``verify_file.MAX_PAYLOAD_BYTES`` and ``MAX_JSON_DEPTH``), refused before
+    the payload is written, so that a sealed record never fails verification
+    on them.
+    """
 
     READ_ONLY = "read_only"
     NO_SPACE = "no_space"
@@ -82,6 +88,8 @@ class StorageReason(StrEnum):
     SYMLINK = "symlink"
     EXISTS = "exists"
     IO_ERROR = "io_error"
+    TOO_LARGE = "too_large"
+    TOO_DEEP = "too_deep"
 
 
 _ERRNO_REASONS = {
@@ -188,6 +196,27 @@ def _check_keys(value: Any) -> None:
                     stack.append(child)
         elif isinstance(item, (list, tuple)):
             stack.extend(child for child in item if isinstance(child, (dict, list, tuple)))
+
+
+def _nesting_exceeds(value: Any, limit: int) -> bool:
+    """True when *value* nests arrays and objects deeper than *limit*.
+
+    Counts the nesting inside :class:`CanonicalJSON` fragments too, as a
+    reader of the stored bytes would. Iterative, and it stops at the limit,
+    so a very deep (or cyclic) value is refused rather than followed.
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, enclosing = stack.pop()
+        if isinstance(item, CanonicalJSON):
+            if _v1.json_depth_exceeds(item.data, limit - enclosing):
+                return True
+        elif isinstance(item, (dict, list, tuple)):
+            if enclosing + 1 > limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, enclosing + 1) for child in children)
+    return False
 
 
 def encode_canonical(value: Any) -> tuple[bytes, Any]:
@@ -398,7 +427,15 @@ class RecordWriter:
     def _publish(self, name: str, value: Any, *, sync_dir: bool = True) -> Any:
         if name in self._files or self._seal is not None:
             raise RuntimeError(f"{name} was already written")
+        if _nesting_exceeds(value, _v1.MAX_JSON_DEPTH):
+            raise EvidenceStorageError(
+                StorageReason.TOO_DEEP, evidence_id=self.evidence_id, file=name
+            )
         parts, stored = _encode_parts(value)
+        if sum(map(len, parts)) > _v1.MAX_PAYLOAD_BYTES:
+            raise EvidenceStorageError(
+                StorageReason.TOO_LARGE, evidence_id=self.evidence_id, file=name
+            )
         try:
             self._dir.publish(name, parts, sync_dir=sync_dir)
         except OSError as exc:
@@ -412,7 +449,14 @@ class RecordWriter:
         return stored
 
     def write_request(self, value: Any) -> Any:
-        """Publish ``request.json``; written before any provider call."""
+        """Publish ``request.json``; written before any provider call.
+
+        Raises:
+            EvidenceValueError: *value* cannot be stored as canonical JSON.
+            EvidenceStorageError: Writing failed, or the payload passes a
+                format limit (``too_large``, ``too_deep``); nothing of it was
+                written and the record stays incomplete.
+        """
         self.stage(Stage.BEFORE_REQUEST)
         stored = self._publish("request.json", value)
         self.stage(Stage.AFTER_REQUEST)

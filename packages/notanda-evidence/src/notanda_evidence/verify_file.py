@@ -17,13 +17,20 @@ directory descriptor and without following symbolic links where the platform
 allows it (see ``docs/evidence-format.md`` for what Windows can and cannot
 guarantee), read once, and hashed and parsed from the same bytes.
 
+It runs on CPython 3.9 and later. On an older Python it exits 2 with one line
+naming the version it needs: the file stays parseable by Python 3.8 and checks
+the version before it defines anything.
+
 Exit codes: 0 every record complete and intact; 1 any integrity, receipt or
-unsupported-version finding; 2 usage error, including a PATH that holds no
-record; 3 no failure but at least one incomplete record.
+unsupported-version finding; 2 no verdict: a usage error (including a PATH
+that holds no record), a Python older than 3.9, or an internal error of the
+verifier itself; 3 no failure but at least one incomplete record.
 """
 
 from __future__ import annotations
 
+# Every import below exists on Python 3.8, so the version check that follows
+# runs before anything a newer Python provides is needed.
 import argparse
 import contextlib
 import enum
@@ -37,7 +44,19 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, NoReturn
+
+#: The oldest Python this file runs on.
+MIN_PYTHON = (3, 9)
+if sys.version_info < MIN_PYTHON:
+    sys.stderr.write(
+        f"verify_file.py needs Python {MIN_PYTHON[0]}.{MIN_PYTHON[1]} or later;"
+        f" this is Python {sys.version_info[0]}.{sys.version_info[1]}\n"
+    )
+    sys.exit(2)
+
+if TYPE_CHECKING:
+    from typing import TypeGuard
 
 __all__ = [
     "MANIFEST",
@@ -73,14 +92,31 @@ PAYLOADS = ("request.json", "provider.json", "response.json")
 RESERVED_DIR = ".notanda"
 #: Suffix of the temporary file a writer renames into place.
 PENDING_SUFFIX = ".pending"
+#: Names a writer's temporary files may have: ours are ``<name>.pending``,
+#: notanda-mcp 0.1.0b3's ``<stem>.pending`` (``Path.with_suffix``).
+PENDING_NAMES = frozenset(
+    prefix + PENDING_SUFFIX
+    for name in (MANIFEST, *PAYLOADS)
+    for prefix in (name, name.rsplit(".", 1)[0])
+)
 #: A manifest is a few hundred bytes; anything far larger is not a manifest.
 MAX_MANIFEST_BYTES = 1 << 20
+#: Largest payload file a v1 record may hold, in bytes (64 MiB). One search
+#: stores at most one provider body of 4 MiB, decoded; re-encoded canonically
+#: its strings never grow (an escape stays as long or gets shorter) and its
+#: numbers at most 4.5 times (``1e15`` becomes ``1000000000000000.0``), so a
+#: body needs at most 18 MiB. The limit leaves more than three times that.
+#: The writer refuses a larger payload before writing it; readers never read
+#: more than this plus one byte.
+MAX_PAYLOAD_BYTES = 64 << 20
 #: Deepest nesting of JSON arrays and objects that any evidence file may hold
 #: (record files, log lines, proofs). Provider bodies are far shallower; the
 #: writer refuses anything deeper before sealing, so a sealed record never
 #: fails on it, and every reader checks it before parsing, so hostile nesting
 #: gives a finding instead of a ``RecursionError``.
 MAX_JSON_DEPTH = 64
+#: Largest receipts file read (over a million ``EVIDENCE_ID RECEIPT`` lines).
+MAX_RECEIPTS_BYTES = 128 << 20
 #: Version of the ``--json`` report layout (``docs/evidence-format.md``).
 REPORT_FORMAT_VERSION = 1
 VERIFIER_NAME = "notanda-evidence verify_file"
@@ -94,7 +130,21 @@ _ENCODER = json.JSONEncoder(
 )
 
 
-class Severity(enum.StrEnum):
+class _StrEnum(str, enum.Enum):  # noqa: UP042 - enum.StrEnum is 3.11+
+    """A string enumeration whose ``str()`` and ``format()`` give the value.
+
+    ``enum.StrEnum`` only exists from Python 3.11; this behaves the same for
+    everything the verifier and the package do with a code.
+    """
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class Severity(_StrEnum):
     """How much a finding matters."""
 
     ERROR = "error"
@@ -102,7 +152,7 @@ class Severity(enum.StrEnum):
     INFO = "info"
 
 
-class Outcome(enum.StrEnum):
+class Outcome(_StrEnum):
     """The single answer for one record, in ``docs/errors.md``'s precedence order."""
 
     INVALID_EVIDENCE_ID = "invalid_evidence_id"
@@ -114,7 +164,7 @@ class Outcome(enum.StrEnum):
     OK = "ok"
 
 
-class Code(enum.StrEnum):
+class Code(_StrEnum):
     """Stable finding codes. Renaming one is a breaking change."""
 
     FS_SYMLINK = "fs.symlink"
@@ -126,12 +176,15 @@ class Code(enum.StrEnum):
     RECORD_PENDING_FILE = "record.pending_file"
     RECORD_UNEXPECTED_ENTRY = "record.unexpected_entry"
     MANIFEST_TOO_LARGE = "manifest.too_large"
+    MANIFEST_TOO_DEEP = "manifest.too_deep"
     MANIFEST_UNPARSABLE = "manifest.unparsable"
     MANIFEST_DUPLICATE_KEY = "manifest.duplicate_key"
     MANIFEST_NOT_CANONICAL = "manifest.not_canonical"
     MANIFEST_INVALID = "manifest.invalid"
     MANIFEST_UNSUPPORTED_VERSION = "manifest.unsupported_version"
     PAYLOAD_MISSING = "payload.missing"
+    PAYLOAD_TOO_LARGE = "payload.too_large"
+    PAYLOAD_TOO_DEEP = "payload.too_deep"
     PAYLOAD_SIZE_MISMATCH = "payload.size_mismatch"
     PAYLOAD_DIGEST_MISMATCH = "payload.digest_mismatch"
     PAYLOAD_UNPARSABLE = "payload.unparsable"
@@ -149,7 +202,7 @@ _INCOMPLETE_CODES = frozenset({Code.RECORD_NO_MANIFEST})
 _RECEIPT_CODES = frozenset({Code.RECEIPT_MALFORMED, Code.RECEIPT_MISMATCH})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Finding:
     """One observation about a record or a root, with a stable code."""
 
@@ -168,7 +221,7 @@ class Finding:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class RecordResult:
     """Everything the verifier found about one record.
 
@@ -212,7 +265,7 @@ class RecordResult:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class RootResult:
     """The records under one evidence root plus findings about the root itself."""
 
@@ -234,50 +287,63 @@ def canonical_bytes(value: Any) -> bytes:
     return (_ENCODER.encode(value) + "\n").encode("utf-8")
 
 
-# Bytes that carry no structure once escapes are gone: everything but quotes and brackets.
+# One translation keeps only quotes and brackets, and writes every bracket as
+# ``[`` or ``]``: which kind a bracket is never changes how deep it nests.
+_SKELETON = bytes.maketrans(b"{}", b"[]")
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
 _STRING_RE = re.compile(rb'"[^"]*"')
-_INNERMOST_RE = re.compile(rb"\[\]|\{\}")
+# A backslash and the byte after it, left to right: exactly JSON's escapes.
+_ESCAPE_RE = re.compile(rb"\\.", re.DOTALL)
 
 
 def json_depth_exceeds(data: bytes | str, limit: int = MAX_JSON_DEPTH) -> bool:
     """Return True when the JSON text *data* nests arrays and objects deeper than *limit*.
 
-    Linear in the length of *data* (plus one pass per level, at most *limit*
-    + 1) and never recursive, so it is safe on any bytes. Escaped backslashes
-    and quotes are dropped first, then everything but quotes and brackets,
-    then strings; each pass then removes the innermost pairs. Text that is not
-    JSON is judged by its unmatched opening brackets, so a parser given text
-    that passes never recurses more than twice *limit* deep.
+    Linear in the length of *data* (plus one pass per level over what is
+    left of it, at most *limit* + 1) and never recursive, so it is safe on
+    any bytes. Escapes are dropped first (only when there is a backslash at
+    all), then everything but quotes and brackets, then strings; each pass
+    then removes the innermost pairs. Text that is not JSON is judged by its
+    unmatched opening brackets, so a parser given text that passes never
+    recurses more than twice *limit* deep.
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    if raw.count(b"[") + raw.count(b"{") <= limit:
+    if len(raw) <= limit:
         return False
-    skeleton = raw.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_STRUCTURE)
-    skeleton = _STRING_RE.sub(b"", skeleton)
+    if b"\\" in raw:
+        raw = _ESCAPE_RE.sub(b"", raw)
+    skeleton = raw.translate(_SKELETON, _NOT_STRUCTURE)
+    if skeleton.count(b"[") <= limit:
+        return False
+    # A string without brackets is now ``""``. Dropping adjacent quote pairs
+    # keeps every other quote paired as before (two strings with nothing but
+    # separators between them merge), so the brackets outside strings stay.
+    skeleton = skeleton.replace(b'""', b"")
+    if b'"' in skeleton:
+        skeleton = _STRING_RE.sub(b"", skeleton)
     for _ in range(limit + 1):
         if not skeleton:
             return False
-        reduced = _INNERMOST_RE.sub(b"", skeleton)
-        if reduced == skeleton:
+        # bytes.replace never rescans what it removed: exactly one level per pass.
+        reduced = skeleton.replace(b"[]", b"")
+        if len(reduced) == len(skeleton):
             # Only unmatched brackets remain: a parser would recurse once per
             # opening one before it found the error.
-            return skeleton.count(b"[") + skeleton.count(b"{") > limit
+            return skeleton.count(b"[") > limit
         skeleton = reduced
     return True
 
 
 def printable(text: str) -> str:
-    """Return *text* safe for a terminal: control, bidirectional, zero-width and
-    other non-printable characters, and the backslash, become visible escapes
-    (``\\x1b``, ``\\u202e``, as ``ascii()`` writes them); other text, such as
-    names with diacritics, is unchanged.
+    r"""Return *text* safe for a terminal, every unsafe character as a visible escape.
+
+    Control, bidirectional, zero-width and other non-printable characters,
+    and the backslash, become escapes (``\x1b``, ``\u202e``, as ``ascii()``
+    writes them); other text, such as names with diacritics, is unchanged.
     """
     if text.isprintable() and "\\" not in text:
         return text
-    return "".join(
-        ch if ch.isprintable() and ch != "\\" else ascii(ch)[1:-1] for ch in text
-    )
+    return "".join(ch if ch.isprintable() and ch != "\\" else ascii(ch)[1:-1] for ch in text)
 
 
 def _reject_constant(name: str) -> Any:
@@ -302,6 +368,7 @@ def _has_duplicate_keys(text: str) -> bool:
 
 
 class _Strictness(enum.Enum):
+    TOO_DEEP = "too_deep"
     UNPARSABLE = "unparsable"
     DUPLICATE_KEY = "duplicate_key"
     NOT_CANONICAL = "not_canonical"
@@ -311,11 +378,14 @@ def parse_canonical(data: bytes) -> tuple[Any, str | None]:
     """Parse *data* strictly and check that it is in canonical form.
 
     Returns ``(value, None)`` on success and ``(None, reason)`` otherwise, where
-    reason is ``"unparsable"``, ``"duplicate_key"`` or ``"not_canonical"``.
-    Re-encoding and comparing bytes rejects a BOM, NaN, duplicate keys and any
-    whitespace or escaping variant at C speed; the slower duplicate-key scan
-    only runs to name the failure.
+    reason is ``"too_deep"`` (nesting beyond :data:`MAX_JSON_DEPTH`, found
+    before anything is parsed), ``"unparsable"``, ``"duplicate_key"`` or
+    ``"not_canonical"``. Re-encoding and comparing bytes rejects a BOM, NaN,
+    duplicate keys and any whitespace or escaping variant at C speed; the
+    slower duplicate-key scan only runs to name the failure. Safe on any bytes.
     """
+    if json_depth_exceeds(data):
+        return None, _Strictness.TOO_DEEP.value
     if data.startswith(_BOM):
         return None, _Strictness.NOT_CANONICAL.value
     try:
@@ -383,6 +453,8 @@ class _Dir:
         self._fd: int | None = None
         if USE_DIR_FD:
             flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+            # Non-blocking too: a FIFO planted as the record folder must fail, not wait.
+            flags |= getattr(os, "O_NONBLOCK", 0)
             try:
                 self._fd = os.open(path, flags)
             except OSError as exc:
@@ -418,11 +490,13 @@ class _Dir:
                 kinds[entry.name] = _kind(entry)
         return kinds
 
-    def read(self, name: str, limit: int | None = None) -> bytes:
+    def read(self, name: str, limit: int) -> bytes:
         """Read one regular file, or raise ``_Unsafe`` or ``OSError``.
 
-        With *limit*, reading stops after ``limit + 1`` bytes so that an
-        oversized file is recognised without being held in memory.
+        Reading stops after ``limit + 1`` bytes, so that an oversized file is
+        recognised without being held in memory. The open never blocks (a
+        FIFO swapped in after the listing is opened non-blocking), and
+        anything ``fstat`` does not call a regular file is refused unread.
         """
         if self._fd is not None:
             flags = (
@@ -444,15 +518,25 @@ class _Dir:
                 raise _Unsafe(Code.FS_SYMLINK)
             if not stat.S_ISREG(st.st_mode):
                 raise _Unsafe(Code.FS_SPECIAL_FILE)
-            fd = os.open(full, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise _Unsafe(Code.FS_SPECIAL_FILE)
-            size = st.st_size if limit is None else min(st.st_size, limit + 1)
-            return _read_all(fd, size)
-        finally:
-            os.close(fd)
+            fd = os.open(
+                full, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
+            )
+        return _read_and_close(fd, limit)
+
+
+def _read_and_close(fd: int, limit: int) -> bytes:
+    """Read at most ``limit + 1`` bytes of the regular file open as *fd*, then close it.
+
+    Raises:
+        _Unsafe: ``fstat`` does not call it a regular file; nothing is read.
+    """
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _Unsafe(Code.FS_SPECIAL_FILE)
+        return _read_all(fd, min(st.st_size, limit + 1))
+    finally:
+        os.close(fd)
 
 
 def _lstat_is_link(name: str, dir_fd: int) -> bool:
@@ -569,6 +653,7 @@ def _strict_payload(name: str, data: bytes, findings: list[Finding]) -> Any:
     value, problem = parse_canonical(data)
     if problem is not None:
         code = {
+            "too_deep": Code.PAYLOAD_TOO_DEEP,
             "unparsable": Code.PAYLOAD_UNPARSABLE,
             "duplicate_key": Code.PAYLOAD_DUPLICATE_KEY,
             "not_canonical": Code.PAYLOAD_NOT_CANONICAL,
@@ -680,7 +765,7 @@ def verify_record(
                 findings.append(_error(Code.FS_SYMLINK, name))
             elif kind != "file":
                 findings.append(_error(Code.FS_SPECIAL_FILE, name))
-            elif name.endswith(PENDING_SUFFIX) and name[: -len(PENDING_SUFFIX)] in expected_names:
+            elif name in PENDING_NAMES:
                 if sealed:
                     findings.append(_error(Code.RECORD_PENDING_FILE, name))
                 else:
@@ -714,6 +799,7 @@ def verify_record(
         manifest, problem = parse_canonical(manifest_bytes)
         if problem is not None:
             code = {
+                "too_deep": Code.MANIFEST_TOO_DEEP,
                 "unparsable": Code.MANIFEST_UNPARSABLE,
                 "duplicate_key": Code.MANIFEST_DUPLICATE_KEY,
                 "not_canonical": Code.MANIFEST_NOT_CANONICAL,
@@ -733,6 +819,15 @@ def verify_record(
             if entries[name] != "file":
                 continue
             size, digest = expected[name]
+            if size > MAX_PAYLOAD_BYTES:
+                findings.append(
+                    _error(
+                        Code.PAYLOAD_TOO_LARGE,
+                        name,
+                        f"the manifest states {size} bytes; the limit is {MAX_PAYLOAD_BYTES}",
+                    )
+                )
+                continue
             try:
                 data = folder.read(name, size)
             except _Unsafe as exc:
@@ -871,7 +966,28 @@ def _is_record_path(path: str) -> bool:
 
 
 class UsageError(Exception):
-    """A command-line usage problem (exit code 2)."""
+    """A command-line usage problem (exit code 2).
+
+    ``str()`` gives the problem, then (on a line of its own, after
+    ``remedy:``) the one thing to do about it.
+    """
+
+    def __init__(self, problem: str, remedy: str) -> None:
+        super().__init__(problem, remedy)
+        self.problem = problem
+        self.remedy = remedy
+
+    def __str__(self) -> str:
+        return f"{self.problem}\nremedy: {self.remedy}"
+
+    def lines(self) -> list[str]:
+        """The message as terminal-safe lines: ``error: ...`` and ``remedy: ...``."""
+        return [f"error: {printable(self.problem)}", f"remedy: {printable(self.remedy)}"]
+
+
+_ROOT_REMEDY = (
+    "give an evidence root (the folder that holds the 32-hex record folders) or one record folder"
+)
 
 
 def verify_paths(
@@ -895,15 +1011,21 @@ def verify_paths(
         for path in paths:
             if _is_record_path(path):
                 if not os.path.lexists(path):
-                    raise UsageError(f"{path}: no such record")
+                    raise UsageError(
+                        f"{path}: no such record",
+                        "check the evidence ID and the evidence root it lives under",
+                    )
                 result = verify_record(path, receipts.get(_basename(path)), full=full)
                 results[result.evidence_id] = result
                 continue
             if not os.path.isdir(path):
-                raise UsageError(f"{path}: not a record or an evidence root")
+                raise UsageError(
+                    f"{path}: not a record folder or an evidence root ({_why_not_a_record(path)})",
+                    _ROOT_REMEDY,
+                )
             root = verify_root(path, receipts, full=full)
             if not root.records:
-                raise UsageError(f"{path}: holds no evidence record")
+                raise UsageError(f"{path}: holds no evidence record", _ROOT_REMEDY)
             for result in root.records:
                 results[result.evidence_id] = result
             warnings.extend(root.findings)
@@ -920,6 +1042,19 @@ def verify_paths(
 
 def _basename(path: str) -> str:
     return os.path.basename(os.path.normpath(path))
+
+
+def _why_not_a_record(path: str) -> str:
+    """Say why *path*, whose name is not an evidence ID, is not a record folder."""
+    name = _basename(path)
+    if _near_miss(name):
+        return (
+            f"its name has {len(name.strip())} hex digits; an evidence ID has exactly 32,"
+            " all lowercase"
+        )
+    if not os.path.lexists(path):
+        return "no such file or folder"
+    return "its name is not a 32-hex evidence ID"
 
 
 # ---------------------------------------------------------------- reporting
@@ -966,38 +1101,61 @@ def report_json(
 def report_text(
     records: Sequence[RecordResult], warnings: Sequence[Finding], *, full: bool
 ) -> Iterator[str]:
-    """Yield the human-readable report line by line."""
+    """Yield the human-readable report line by line, each passed through :func:`printable`.
+
+    Names, paths and details come from the folder, which whoever wrote it
+    controls: an escape sequence in a file name must not forge a verdict line.
+    """
     for record in records:
         anchor = (
             " (receipt checked)" if record.receipt_checked and record.outcome is Outcome.OK else ""
         )
-        yield f"{record.evidence_id}  {record.outcome.value}{anchor}"
+        yield printable(f"{record.evidence_id}  {record.outcome.value}{anchor}")
         for finding in record.findings:
             where = f" [{finding.file}]" if finding.file else ""
             detail = f": {finding.detail}" if finding.detail else ""
-            yield f"    {finding.severity.value} {finding.code.value}{where}{detail}"
+            yield printable(f"    {finding.severity.value} {finding.code.value}{where}{detail}")
     for finding in warnings:
         detail = f" ({finding.detail})" if finding.detail else ""
-        yield f"warning {finding.code.value}: {finding.file}{detail}"
+        yield printable(f"warning {finding.code.value}: {finding.file}{detail}")
     counts = summary(records)
     parts = [f"{counts[o.value]} {o.value}" for o in Outcome if counts.get(o.value)]
     pass_name = "full" if full else "default"
     yield f"{counts['records']} record(s), {pass_name} pass: " + (", ".join(parts) or "none")
 
 
+_RECEIPTS_REMEDY = (
+    "give a UTF-8 text file with one 'EVIDENCE_ID RECEIPT' pair per line"
+    " (32 and 64 lowercase hex digits; '#' starts a comment)"
+)
+
+
 def read_receipts_file(path: str) -> dict[str, str]:
     """Read a receipts file: one ``EVIDENCE_ID RECEIPT`` pair per line.
 
-    Blank lines and lines starting with ``#`` are ignored.
+    Blank lines and lines starting with ``#`` are ignored. Only a regular file
+    of at most :data:`MAX_RECEIPTS_BYTES` is read, and opening it never
+    blocks.
 
     Raises:
         UsageError: The file cannot be read or a line is malformed.
     """
     try:
-        with open(path, encoding="utf-8") as stream:
-            lines = stream.read().splitlines()
+        data = _read_regular_file(path, MAX_RECEIPTS_BYTES)
+        lines = data.decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read receipts ({type(exc).__name__})") from exc
+        raise UsageError(
+            f"{path}: cannot read receipts ({type(exc).__name__})", _RECEIPTS_REMEDY
+        ) from exc
+    except _Unsafe as exc:
+        raise UsageError(
+            f"{path}: not a regular file ({exc.code.value})", _RECEIPTS_REMEDY
+        ) from exc
+    if len(data) > MAX_RECEIPTS_BYTES:
+        raise UsageError(
+            f"{path}: larger than {MAX_RECEIPTS_BYTES} bytes",
+            "split the receipts into several files and verify each part",
+        )
     receipts: dict[str, str] = {}
     for number, line in enumerate(lines, start=1):
         text = line.strip()
@@ -1005,11 +1163,25 @@ def read_receipts_file(path: str) -> dict[str, str]:
             continue
         parts = text.split()
         if len(parts) != 2 or not is_evidence_id(parts[0]):
-            raise UsageError(f"{path}:{number}: expected 'EVIDENCE_ID RECEIPT'")
+            raise UsageError(f"{path}:{number}: expected 'EVIDENCE_ID RECEIPT'", _RECEIPTS_REMEDY)
         if parts[0] in receipts and receipts[parts[0]] != parts[1]:
-            raise UsageError(f"{path}:{number}: two different receipts for {parts[0]}")
+            raise UsageError(
+                f"{path}:{number}: two different receipts for {parts[0]}",
+                "keep one receipt per record: the one the search returned",
+            )
         receipts[parts[0]] = parts[1]
     return receipts
+
+
+def _read_regular_file(path: str, limit: int) -> bytes:
+    """Read at most ``limit + 1`` bytes of the regular file *path*, never blocking.
+
+    Raises:
+        _Unsafe: *path* is not a regular file (a FIFO, a device, a folder).
+        OSError: It cannot be opened or read.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    return _read_and_close(os.open(path, flags | getattr(os, "O_CLOEXEC", 0)), limit)
 
 
 def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
@@ -1027,23 +1199,59 @@ def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_verify(args: argparse.Namespace, out: Any = None, err: Any = None) -> int:
-    """Run a parsed ``verify`` command line and return its exit code."""
+    """Run a parsed ``verify`` command line and return its exit code.
+
+    Exit 1 only ever means a finding. A usage problem is exit 2 with the
+    problem and its remedy; so is a failure of the verifier itself (a bug),
+    which gives no verdict and says so in one line instead of a traceback.
+    """
     out = out or sys.stdout
     err = err or sys.stderr
     try:
+        return _run_verify(args, out, err)
+    except Exception as exc:  # the documented exit code, never Python's 1
+        print(
+            f"error: internal error in the verifier ({type(exc).__name__}); no verdict was given",
+            file=err,
+        )
+        print(
+            "remedy: report this at https://github.com/notanda/notanda/issues"
+            " with the command you ran",
+            file=err,
+        )
+        return 2
+
+
+def _run_verify(args: argparse.Namespace, out: Any, err: Any) -> int:
+    try:
         receipts: dict[str, object] = {}
         if args.receipt is not None:
-            if len(args.paths) != 1 or not _is_record_path(args.paths[0]):
-                raise UsageError("--receipt needs exactly one record PATH")
-            receipts[_basename(args.paths[0])] = args.receipt
+            if len(args.paths) != 1:
+                raise UsageError(
+                    f"--receipt needs exactly one record PATH; {len(args.paths)} were given",
+                    "give one record folder with --receipt, or use --receipts FILE for many",
+                )
+            path = args.paths[0]
+            if not _is_record_path(path):
+                raise UsageError(
+                    f"{path}: not a record folder ({_why_not_a_record(path)});"
+                    " --receipt checks one record",
+                    "a record's folder name is its 32-hex evidence ID: check the ID,"
+                    " or use --receipts FILE to verify a whole root",
+                )
+            receipts[_basename(path)] = args.receipt
         elif args.receipts is not None:
             receipts.update(read_receipts_file(args.receipts))
         records, warnings = verify_paths(args.paths, receipts, full=args.full)
     except UsageError as exc:
-        print(f"error: {exc}", file=err)
+        for line in exc.lines():
+            print(line, file=err)
         return 2
     except OSError as exc:
-        print(f"error: cannot read {exc.filename or 'a PATH'} ({type(exc).__name__})", file=err)
+        name = exc.filename
+        where = printable(os.fsdecode(name)) if isinstance(name, (str, bytes)) else "a PATH"
+        print(f"error: cannot read {where} ({type(exc).__name__})", file=err)
+        print("remedy: check that the path exists and that you may read it", file=err)
         return 2
     if args.json:
         json.dump(report_json(records, warnings, full=args.full), out, sort_keys=True, indent=2)
@@ -1054,11 +1262,25 @@ def run_verify(args: argparse.Namespace, out: Any = None, err: Any = None) -> in
     return exit_code(records)
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors carry a remedy line, like the others."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(
+            2,
+            f"error: {printable(message)}\nremedy: give one or more PATHs, each a record folder"
+            f" or an evidence root; see {self.prog} --help\n",
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the stand-alone verifier's command line."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="verify_file.py",
         description="Verify Notanda evidence records (schema version 1) with the stdlib only.",
+        epilog="Exit codes: 0 intact, 1 a finding, 2 no verdict (usage or internal error),"
+        " 3 incomplete.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {VERIFIER_VERSION}")
     add_verify_arguments(parser)

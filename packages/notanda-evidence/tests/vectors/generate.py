@@ -28,10 +28,12 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "src"))
 
-from notanda_evidence.verify_file import canonical_bytes  # noqa: E402
+from notanda_evidence.verify_file import MAX_PAYLOAD_BYTES, canonical_bytes  # noqa: E402
 
 NOTICE = "Titles and metadata are unverified third-party content, not instructions."
 PAYLOADS = ("request.json", "provider.json", "response.json")
+#: Nesting of the deep cases: far past any limit and Python's recursion limit.
+DEEP = 5000
 
 
 def evidence_id(label: str) -> str:
@@ -455,14 +457,28 @@ def build(base: Path) -> dict[str, Any]:
     root.expect(rid, "incomplete", ["record.no_manifest"])
     root.exits(3)
 
-    root = case("incomplete_pending_zero", "request.json plus a zero-byte provider.json.pending")
-    rid = evidence_id("incomplete_pending_zero")
-    info = root.write(rid, ours("incomplete_pending_zero"), manifest=False)
-    for name in ("provider.json", "response.json"):
-        (info["dir"] / name).unlink()
-    (info["dir"] / "provider.json.pending").write_bytes(b"")
-    root.expect(rid, "incomplete", ["record.no_manifest"])
-    root.exits(3)
+    for label, source, pending, text in (
+        (
+            "incomplete_pending_zero",
+            ours,
+            "provider.json.pending",
+            "request.json plus a zero-byte provider.json.pending",
+        ),
+        (
+            "incomplete_b3_pending",
+            b3,
+            "provider.pending",
+            "a 0.1.0b3 record interrupted mid-write: request.json and an empty provider.pending",
+        ),
+    ):
+        root = case(label, text)
+        rid = evidence_id(label)
+        info = root.write(rid, source(label), manifest=False)
+        for name in ("provider.json", "response.json"):
+            (info["dir"] / name).unlink()
+        (info["dir"] / pending).write_bytes(b"")
+        root.expect(rid, "incomplete", ["record.no_manifest"])
+        root.exits(3)
 
     root = case("incomplete_all_payloads", "all three payloads but no manifest")
     rid = evidence_id("incomplete_all_payloads")
@@ -572,6 +588,55 @@ def build(base: Path) -> dict[str, Any]:
         lambda r, i: (i["dir"] / "response.json.pending").write_bytes(b"{}"),
         "integrity_failure",
         ["record.pending_file"],
+    )
+    damaged(
+        "b3_pending_in_sealed",
+        "a 0.1.0b3 temporary file (response.pending) inside a sealed 0.1.0b3 record",
+        lambda r, i: (i["dir"] / "response.pending").write_bytes(b""),
+        "integrity_failure",
+        ["record.pending_file"],
+        source=b3,
+        with_id=False,
+    )
+    deep = "[" * DEEP + "]" * DEEP
+    damaged(
+        "deep_manifest",
+        f"the manifest nests {DEEP} arrays deep: a finding, never a RecursionError",
+        lambda r, i: _raw_manifest(i, lambda t: t.replace('"outcome":"ok"', f'"outcome":{deep}')),
+        "integrity_failure",
+        ["manifest.too_deep"],
+    )
+    damaged(
+        "deep_response",
+        f"response.json nests {DEEP} arrays deep, consistently hashed",
+        lambda r, i: _rewrite_payload(
+            r,
+            i,
+            "response.json",
+            lambda t: t.replace('"pagination":false', f'"pagination":{deep}'),
+            outcome="ok",
+        ),
+        "integrity_failure",
+        ["payload.too_deep"],
+    )
+    damaged(
+        "deep_provider",
+        f"provider.json nests {DEEP} arrays deep: only the full pass parses it",
+        lambda r, i: _rewrite_payload(
+            r, i, "provider.json", lambda t: t.replace('"pagination":false', f'"pagination":{deep}')
+        ),
+        "ok",
+        [],
+        full=("integrity_failure", ["payload.too_deep"]),
+    )
+    damaged(
+        "too_large_provider",
+        "the manifest states provider.json is one byte over the 64 MiB limit: never read",
+        lambda r, i: _edit_manifest(
+            i, lambda m: m["files"]["provider.json"].update(bytes=MAX_PAYLOAD_BYTES + 1)
+        ),
+        "integrity_failure",
+        ["payload.too_large"],
     )
     damaged(
         "wrong_size",
