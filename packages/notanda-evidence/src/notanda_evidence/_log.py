@@ -504,9 +504,11 @@ class EvidenceLog:
     ) -> AppendResult:
         """Append one entry durably and return it with the new head.
 
-        A record that the log already holds with the same receipt (an
-        ``adopt`` logged it between its sealing and this call) is not logged
-        twice: its existing entry is returned with the current head.
+        A record the log already holds with the same receipt is not logged
+        twice: its existing entry is returned with the current head. That
+        happens when an ``adopt`` logged it between its sealing and this
+        call; a ``sealed`` append also finds such an entry after a later
+        tombstone, as a record is sealed only once.
 
         Raises:
             EvidenceLogError: The log cannot be read or written (the record,
@@ -526,10 +528,16 @@ class EvidenceLog:
         reason: str | None,
     ) -> AppendResult:
         state = self._state
-        if kind is not EntryType.TOMBSTONE:
-            held = state.by_id.get(evidence_id)
-            if held and held[-1][1] is not EntryType.TOMBSTONE and held[-1][2] == receipt:
-                return AppendResult(self._entry_at(fd, held[-1][3]), self._current_head())
+        held = state.by_id.get(evidence_id, [])
+        same = [e for e in held if e[1] is not EntryType.TOMBSTONE and e[2] == receipt]
+        # A record is sealed once: its writer's append finds it logged if an
+        # adopt got there first, even if a prune has tombstoned it since.
+        if (
+            same
+            and kind is not EntryType.TOMBSTONE
+            and (kind is EntryType.SEALED or held[-1][1] is not EntryType.TOMBSTONE)
+        ):
+            return AppendResult(self._entry_at(fd, same[-1][3]), self._current_head())
         line = encode_entry(
             index=state.frontier.size,
             kind=kind,
