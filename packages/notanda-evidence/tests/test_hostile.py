@@ -384,3 +384,26 @@ def test_an_append_after_adopt_does_not_log_the_record_twice(tmp_path: Path) -> 
     assert result.exit_code == 0
     assert len(result.entries) == 1
     assert appended.head == result.head
+
+
+@pytest.mark.parametrize(
+    "field", ['"type":[]', '"type":{}', '"reason":null']
+)
+def test_a_line_with_an_unhashable_type_or_a_null_reason_is_unparsable(
+    field: str, tmp_path: Path
+) -> None:
+    fields = {
+        "evidence_id": '"' + "0" * 32 + '"',
+        "index": "0",
+        "prev": '"' + "0" * 64 + '"',
+        "receipt": '"' + "0" * 64 + '"',
+        "time": '"2026-11-29T10:00:00.000Z"',
+        "type": '"sealed"',
+        "v": "1",
+    }
+    name, _, value = field.partition(":")
+    fields[name.strip('"')] = value
+    line = "{" + ",".join(f'"{k}":{v}' for k, v in sorted(fields.items())) + "}\n"
+    log_path(tmp_path).write_text(line)
+    result = audit(tmp_path)
+    assert [f.code.value for f in result.log_findings] == ["log.unparsable"]

@@ -196,6 +196,7 @@ def encode_entry(
 
 
 _FIELDS = {"evidence_id", "index", "prev", "receipt", "time", "type", "v"}
+_TYPES = frozenset(t.value for t in EntryType)
 
 
 def line_limit_broken(line: bytes) -> str | None:
@@ -232,14 +233,14 @@ def parse_line(line: bytes) -> LogEntry | None:
         or index < 0
     ):
         return None
-    if kind not in {t.value for t in EntryType} or not is_evidence_id(value["evidence_id"]):
+    if not isinstance(kind, str) or kind not in _TYPES or not is_evidence_id(value["evidence_id"]):
         return None
     if not (isinstance(value["prev"], str) and _HEX64.fullmatch(value["prev"])):
         return None
     if not (isinstance(value["time"], str) and _TIME.fullmatch(value["time"])):
         return None
     reason = value.get("reason")
-    if reason is not None and not isinstance(reason, str):
+    if "reason" in value and not isinstance(reason, str):  # the writer never stores null
         return None
     if receipt is None:
         if kind != EntryType.TOMBSTONE:
