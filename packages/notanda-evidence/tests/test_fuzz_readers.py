@@ -19,7 +19,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from notanda_evidence import (
     EvidenceLog,
-    EvidenceLogError,
     Head,
     ProofError,
     _cli,
@@ -45,7 +44,9 @@ JSON = st.recursive(
     | st.integers()
     | st.floats(allow_nan=True, allow_infinity=True)
     | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 DEEP = st.integers(min_value=60, max_value=3_000).flatmap(
@@ -130,10 +131,8 @@ def test_any_log_gives_findings(log: bytes) -> None:
         assert code == json.loads(out)["summary"]["exit_code"]
         reader = EvidenceLog(root)
         assert reader.head().size == len(leaves)
-        try:
-            sealed(root, reader)
-        except EvidenceLogError as exc:  # only for a log this process cannot extend
-            assert exc.reason in {"log_shrunk", "log_too_large"}
+        evidence_id, receipt = sealed(root, reader)  # the next search still appends
+        assert [r for _, _, r in reader.lookup(evidence_id)] == [receipt]
 
 
 @FUZZ
@@ -142,10 +141,8 @@ def test_any_proof_file_fails_as_a_proof(content: bytes) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "proof.json"
         path.write_bytes(content)
-        try:
+        with contextlib.suppress(ProofError):
             verify_proof(read_proof(path))
-        except ProofError:
-            pass
         assert quietly(["prove", "--verify", str(path)])[0] == 1
 
 
@@ -173,10 +170,8 @@ def proof_documents(draw: st.DrawFn) -> dict[str, Any]:
 @FUZZ
 @given(proof_documents())
 def test_any_proof_document_fails_as_a_proof(document: dict[str, Any]) -> None:
-    try:
+    with contextlib.suppress(ProofError):
         verify_proof(document)
-    except ProofError:
-        pass
 
 
 @FUZZ
@@ -191,9 +186,14 @@ def test_any_head_text_is_a_head_or_a_usage_error(text: str) -> None:
 
 
 @FUZZ
-@given(st.one_of(st.binary(max_size=300), st.lists(st.text(max_size=70), max_size=5).map(
-    lambda lines: "\n".join(lines).encode("utf-8", "surrogatepass")
-)))
+@given(
+    st.one_of(
+        st.binary(max_size=300),
+        st.lists(st.text(max_size=70), max_size=5).map(
+            lambda lines: "\n".join(lines).encode("utf-8", "surrogatepass")
+        ),
+    )
+)
 def test_any_receipts_file_is_receipts_or_a_usage_error(content: bytes) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "receipts.txt"

@@ -38,7 +38,6 @@ from .verify_file import (
     MANIFEST,
     PAYLOADS,
     Outcome,
-    RecordResult,
     is_evidence_id,
     json_depth_exceeds,
     printable,
@@ -130,9 +129,7 @@ def adopt(
         if _is_logged(latest.get(evidence_id)):
             continue
         result = verify_record(base / evidence_id)
-        if result.outcome is Outcome.INCOMPLETE and (
-            _record_age_s(base / evidence_id) < min_age_s
-        ):
+        if result.outcome is Outcome.INCOMPLETE and (_record_age_s(base / evidence_id) < min_age_s):
             left.append(evidence_id)
             continue
         if result.outcome is not Outcome.OK:
@@ -395,7 +392,9 @@ def verify_proof(
         proof.receipt,
         proof.index,
     ):
-        raise ProofError(ProofCode.ENTRY_MISMATCH, "the entry names another record, receipt or index")
+        raise ProofError(
+            ProofCode.ENTRY_MISMATCH, "the entry names another record, receipt or index"
+        )
     if not _merkle.verify_inclusion(
         entry.leaf, proof.index, head.size, path, bytes.fromhex(head.root)
     ):

@@ -34,7 +34,7 @@ from typing import Any
 
 from . import _merkle
 from ._store import EvidenceStorageError, Stage, StageCallback, StorageReason
-from .verify_file import RESERVED_DIR, is_evidence_id, json_depth_exceeds
+from .verify_file import RESERVED_DIR, is_evidence_id, json_depth_exceeds, parse_canonical
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows CI
     import msvcrt
@@ -216,11 +216,9 @@ def parse_line(line: bytes) -> LogEntry | None:
     """Parse one line strictly; return None unless it is a canonical, well-typed entry."""
     if line_limit_broken(line) is not None:
         return None
-    try:
-        value = json.loads(line.decode("utf-8"))
-    except ValueError:
-        return None
-    if not isinstance(value, dict) or _ENCODER.encode(value).encode("utf-8") != line:
+    # The record files' canonical form: a line is its encoding, NaN and Infinity refused.
+    value, _ = parse_canonical(line + b"\n")
+    if not isinstance(value, dict):
         return None
     keys = set(value)
     if not keys >= _FIELDS or keys - _FIELDS - {"reason"}:
