@@ -596,10 +596,6 @@ class LogTransaction:
         self._log = log
         self._fd = fd
 
-    def entries(self, evidence_id: str) -> list[tuple[int, EntryType, str | None]]:
-        """The ``(index, type, receipt)`` entries for one record, as of now."""
-        return _public(self._log._state.by_id.get(evidence_id, ()))
-
     def latest(self, evidence_id: str) -> EntryType | None:
         """The type of the record's latest entry, or None if it has none."""
         held = self._log._state.by_id.get(evidence_id)
