@@ -74,10 +74,11 @@ def test_a_planted_log_is_a_finding_and_the_records_are_still_reported(
     evidence_id, _ = sealed(tmp_path)
     make, reason = PLANTS[plant]
     make(log_path(tmp_path))
-    code, out, _ = run(["audit", str(tmp_path)], capsys)
+    code, out, err = run(["audit", str(tmp_path)], capsys)
     assert code == 1
     assert f"{evidence_id}  ok" in out
-    assert f"error log.unreadable: {reason}; not read" in out
+    assert f"error log.unreadable: {reason}\n" in out
+    assert err == f"error: the log was not read ({reason}); see the report\n"
     assert "log.record_unlogged" not in out  # an unread log accuses no record
 
 

@@ -203,8 +203,8 @@ def _unparsable(line: bytes, position: int) -> LogFinding:
 
 def _read_log_finding(exc: EvidenceLogError) -> LogFinding:
     if exc.reason == LogReason.TOO_LARGE:
-        return _error(LogCode.TOO_LARGE, detail=f"the log is over {MAX_LOG_BYTES} bytes; not read")
-    return _error(LogCode.UNREADABLE, detail=f"{exc.reason}; not read")
+        return _error(LogCode.TOO_LARGE, detail=f"the log is over {MAX_LOG_BYTES} bytes")
+    return _error(LogCode.UNREADABLE, detail=exc.reason)
 
 
 def _seconds_between(later: str, earlier: str) -> float:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from . import verify_file
-from ._audit import audit
+from ._audit import LogCode, audit
 from ._cite import CitationError, CitationFormat, collect_citations, find_doi, render
 from ._collection import (
     INCOMPLETE_MIN_AGE_S,
@@ -120,6 +120,11 @@ def _audit(args: argparse.Namespace) -> int:
         _evidence_root(root, "audit")
     result = audit(root, held=_head(args.head))
     code = result.exit_code
+    for unread in result.log_findings:
+        if unread.code is LogCode.UNREADABLE or (
+            unread.code is LogCode.TOO_LARGE and unread.index is None
+        ):
+            _say(f"error: the log was not read ({unread.detail}); see the report", err=True)
     if args.json:
         _print_json(
             {
