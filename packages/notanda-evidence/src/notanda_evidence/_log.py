@@ -454,7 +454,9 @@ class EvidenceLog:
 
         Every appender takes the same lock, so what the transaction reads
         stays true until it ends: ``adopt`` and ``prune`` decide and append
-        inside one, beside any number of servers.
+        inside one, beside any number of servers. Append through the
+        transaction: this object's own :meth:`append` would wait for the
+        lock the transaction holds.
 
         Raises:
             EvidenceLogError: The lock or the log cannot be opened or read
