@@ -412,3 +412,21 @@ def test_a_line_with_an_unhashable_type_a_null_reason_or_nan_is_unparsable(
     log_path(tmp_path).write_text(line)
     result = audit(tmp_path)
     assert [f.code.value for f in result.log_findings] == ["log.unparsable"]
+
+
+@pytest.mark.parametrize("plant", ["fifo", "file"])
+def test_a_planted_log_folder_is_a_finding_and_an_error_never_a_hang(
+    plant: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    evidence_id, receipt = sealed(tmp_path)
+    folder = tmp_path / ".notanda"
+    if plant == "fifo":
+        os.mkfifo(folder)
+    else:
+        folder.write_bytes(b"")
+    code, out, err = run(["audit", str(tmp_path)], capsys)
+    assert code == 1
+    assert "error log.unreadable: not_a_directory\n" in out
+    assert err == "error: the log was not read (not_a_directory); see the report\n"
+    with pytest.raises(EvidenceLogError, match="not_a_directory"):
+        EvidenceLog(tmp_path).append(evidence_id, receipt)
