@@ -430,3 +430,20 @@ def test_a_planted_log_folder_is_a_finding_and_an_error_never_a_hang(
     assert err == "error: the log was not read (not_a_directory); see the report\n"
     with pytest.raises(EvidenceLogError, match="not_a_directory"):
         EvidenceLog(tmp_path).append(evidence_id, receipt)
+
+
+def test_a_bug_is_never_reported_as_a_finding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sealed(tmp_path, EvidenceLog(tmp_path))
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RecursionError("a reader bug")
+
+    monkeypatch.setattr(_cli, "audit", broken)
+    code, out, err = run(["audit", str(tmp_path)], capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        "error: notanda-evidence audit failed unexpectedly (RecursionError) "
+        "and reached no verdict; please report it\n"
+    )

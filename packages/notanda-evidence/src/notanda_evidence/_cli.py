@@ -5,7 +5,8 @@ Exit codes, the same for every subcommand (``docs/errors.md``):
 * 0: success; everything checked is intact.
 * 1: a record, the log, a receipt or a held head failed a check, or a
   record was refused (``cite``, ``adopt``, ``prove --verify``).
-* 2: usage error: bad arguments, a path that holds no record.
+* 2: usage error: bad arguments, a path that holds nothing to check; also
+  an unexpected failure (a bug), which reaches no verdict.
 * 3: nothing failed, but something is incomplete or not yet logged.
 """
 
@@ -417,5 +418,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (EvidenceStorageError, EvidenceLogError) as exc:
         _say(f"error: {exc}", err=True)
         code = EXIT_FAILED
+    except Exception as exc:  # A bug must never pass for exit 1, a finding.
+        _say(
+            f"error: notanda-evidence {args.command} failed unexpectedly "
+            f"({type(exc).__name__}) and reached no verdict; please report it",
+            err=True,
+        )
+        code = EXIT_USAGE
     sys.stdout.flush()
     return code
