@@ -20,7 +20,18 @@ from pathlib import Path
 from typing import Any
 
 from . import _merkle
-from ._log import EntryType, Head, LogEntry, iter_lines, parse_line, read_log
+from ._log import (
+    MAX_LOG_BYTES,
+    EntryType,
+    EvidenceLogError,
+    Head,
+    LogEntry,
+    LogReason,
+    iter_lines,
+    line_limit_broken,
+    parse_line,
+    read_log,
+)
 from .verify_file import (
     Finding,
     Outcome,
@@ -41,6 +52,9 @@ class LogCode(StrEnum):
     """Stable codes for findings about the log and its agreement with the records."""
 
     MISSING = "log.missing"
+    UNREADABLE = "log.unreadable"
+    TOO_LARGE = "log.too_large"
+    TOO_DEEP = "log.too_deep"
     UNPARSABLE = "log.unparsable"
     INDEX_MISMATCH = "log.index_mismatch"
     CHAIN_BREAK = "log.chain_break"
@@ -142,7 +156,7 @@ def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[LogFinding
         entry = parse_line(line)
         line_hash = hashlib.sha256(line).hexdigest()
         if entry is None:
-            findings.append(_error(LogCode.UNPARSABLE, index=position))
+            findings.append(_unparsable(line, position))
             previous = line_hash
             continue
         if entry.index != position:
@@ -176,6 +190,21 @@ def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[LogFinding
         previous = line_hash
         entries.append(entry)
     return entries, leaves, findings
+
+
+def _unparsable(line: bytes, position: int) -> LogFinding:
+    broken = line_limit_broken(line)
+    if broken == "too_large":
+        return _error(LogCode.TOO_LARGE, index=position, detail=f"a line of {len(line)} bytes")
+    if broken == "too_deep":
+        return _error(LogCode.TOO_DEEP, index=position, detail="nested deeper than a log entry")
+    return _error(LogCode.UNPARSABLE, index=position)
+
+
+def _read_log_finding(exc: EvidenceLogError) -> LogFinding:
+    if exc.reason == LogReason.TOO_LARGE:
+        return _error(LogCode.TOO_LARGE, detail=f"the log is over {MAX_LOG_BYTES} bytes")
+    return _error(LogCode.UNREADABLE, detail=exc.reason)
 
 
 def _seconds_between(later: str, earlier: str) -> float:
@@ -291,22 +320,32 @@ def audit(root: str | os.PathLike[str], *, held: Head | None = None) -> AuditRes
     *root* may also be a bag made by ``export --bagit``: its ``data/`` folder
     is audited against the log in ``notanda/log.jsonl``.
 
-    Raises:
-        EvidenceStorageError: The log or ``.notanda/`` is a link or unreadable.
+    A log that cannot be read (a link, not a regular file, over
+    :data:`MAX_LOG_BYTES`) is a finding, ``log.unreadable`` or
+    ``log.too_large``; the records are still reported.
     """
     bag = Path(root)
     with collection_paused():
         if (bag / "bagit.txt").is_file() and (bag / "data").is_dir():
             verified = verify_root(bag / "data")
-            data, exists = read_log(bag, log_path=bag / "notanda" / "log.jsonl")
+            log_path: Path | None = bag / "notanda" / "log.jsonl"
         else:
             verified = verify_root(root)
-            data, exists = read_log(root)
+            log_path = None
+        try:
+            data, exists = read_log(root, log_path=log_path)
+        except EvidenceLogError as exc:
+            data, exists, unread = b"", True, [_read_log_finding(exc)]
+        else:
+            unread = []
         entries, leaves, findings = parse_log(data)
-    join_findings, status = _join(verified.records, entries, exists)
-    findings.extend(join_findings)
-    if held is not None:
-        findings.append(check_head(held, leaves))
+        findings[:0] = unread
+    status: dict[str, str] = {}
+    if not unread:  # Unread, the log can neither vouch for records nor accuse them.
+        join_findings, status = _join(verified.records, entries, exists)
+        findings.extend(join_findings)
+        if held is not None:
+            findings.append(check_head(held, leaves))
     head = Head(len(leaves), _merkle.root_of(leaves).hex())
     return AuditResult(
         records=verified.records,

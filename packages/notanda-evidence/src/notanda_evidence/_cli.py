@@ -5,7 +5,8 @@ Exit codes, the same for every subcommand (``docs/errors.md``):
 * 0: success; everything checked is intact.
 * 1: a record, the log, a receipt or a held head failed a check, or a
   record was refused (``cite``, ``adopt``, ``prove --verify``).
-* 2: usage error: bad arguments, a path that holds no record.
+* 2: usage error: bad arguments, a path that holds nothing to check; also
+  an unexpected failure (a bug), which reaches no verdict.
 * 3: nothing failed, but something is incomplete or not yet logged.
 """
 
@@ -20,12 +21,22 @@ from pathlib import Path
 from typing import Any
 
 from . import verify_file
-from ._audit import audit
+from ._audit import LogCode, audit
 from ._cite import CitationError, CitationFormat, collect_citations, find_doi, render
-from ._collection import ProofError, adopt, export_bagit, make_proof, prune, verify_proof
-from ._log import EvidenceLogError, Head
+from ._collection import (
+    INCOMPLETE_MIN_AGE_S,
+    ProofError,
+    adopt,
+    export_bagit,
+    make_proof,
+    prune,
+    read_proof,
+    verify_proof,
+)
+from ._log import LOG_FILE, EvidenceLogError, Head, NotRegularFileError
 from ._store import EvidenceStorageError
 from ._version import __version__
+from .verify_file import RESERVED_DIR, is_evidence_id, printable
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -34,18 +45,57 @@ EXIT_INCOMPLETE = 3
 ROOT_VARIABLE = "NOTANDA_EVIDENCE_DIR"
 
 
-class _Usage(Exception):
-    pass
+_Usage = verify_file.UsageError
+_ROOT_REMEDY = (
+    "point the command at the evidence root, the folder holding the 32-hex record folders"
+    " and .notanda/"
+)
+
+
+def _say(text: str, *, err: bool = False) -> None:
+    """Print one human-readable line with folder-controlled text made visible."""
+    print(printable(text), file=sys.stderr if err else sys.stdout)
+
+
+def _is_bag(path: Path) -> bool:
+    return (path / "bagit.txt").is_file() and (path / "data").is_dir()
+
+
+def _evidence_root(path: Path, command: str) -> Path:
+    """*path* if it holds evidence to check: a record folder, or ``.notanda/log.jsonl``.
+
+    A root whose log exists but whose records are all pruned is still a root;
+    a folder with neither holds nothing to check, which is a usage error.
+    """
+    if not path.is_dir():
+        raise _Usage(f"{path}: not a folder", _ROOT_REMEDY)
+    if is_evidence_id(path.name) and not (path / RESERVED_DIR).is_dir():
+        raise _Usage(
+            f"{path}: is a record folder, not an evidence root",
+            f"point {command} at the folder that holds it ({path.parent})",
+        )
+    try:
+        with os.scandir(path) as scan:
+            holds = any(is_evidence_id(entry.name) for entry in scan)
+    except OSError as exc:
+        raise _Usage(
+            f"{path}: cannot be listed ({type(exc).__name__})",
+            "give a folder you can read",
+        ) from exc
+    if not holds and not os.path.lexists(path / RESERVED_DIR / LOG_FILE):
+        raise _Usage(
+            f"{path}: holds no evidence record",
+            f"point {command} at the evidence root, the folder holding the 32-hex record"
+            f" folders and {RESERVED_DIR}/",
+        )
+    return path
 
 
 def _root(args: argparse.Namespace) -> Path:
     value = args.root or os.environ.get(ROOT_VARIABLE)
     if not value:
-        raise _Usage(f"give --root DIR or set {ROOT_VARIABLE}")
-    path = Path(value).expanduser()
-    if not path.is_dir():
-        raise _Usage(f"{path}: not an evidence root")
-    return path
+        raise _Usage("no evidence root given", f"give --root DIR or set {ROOT_VARIABLE}")
+    return _evidence_root(Path(value).expanduser(), args.command)
 
 
 def _head(text: str | None) -> Head | None:
@@ -54,7 +104,10 @@ def _head(text: str | None) -> Head | None:
     try:
         return Head.parse(text)
     except ValueError as exc:
-        raise _Usage(f"--head: {exc}") from exc
+        raise _Usage(
+            f"--head: {exc}",
+            "give the head as SIZE:ROOT, as a search answer's head field or audit prints it",
+        ) from exc
 
 
 def _emit(text: str, output: str | None) -> None:
@@ -85,10 +138,15 @@ def _print_json(value: Any) -> None:
 
 def _audit(args: argparse.Namespace) -> int:
     root = Path(args.root_path)
-    if not root.is_dir():
-        raise _Usage(f"{root}: not an evidence root")
+    if not _is_bag(root):
+        _evidence_root(root, "audit")
     result = audit(root, held=_head(args.head))
     code = result.exit_code
+    for unread in result.log_findings:
+        if unread.code is LogCode.UNREADABLE or (
+            unread.code is LogCode.TOO_LARGE and unread.index is None
+        ):
+            _say(f"error: the log was not read ({unread.detail}); see the report", err=True)
     if args.json:
         _print_json(
             {
@@ -109,9 +167,9 @@ def _audit(args: argparse.Namespace) -> int:
         return code
     for record in result.records:
         status = result.log_status.get(record.evidence_id, "-")
-        print(f"{record.evidence_id}  {record.outcome.value}  {status}")
+        _say(f"{record.evidence_id}  {record.outcome.value}  {status}")
         for finding in record.findings:
-            print(
+            _say(
                 f"    {finding.severity.value} {finding.code.value}"
                 + (f" [{finding.file}]" if finding.file else "")
             )
@@ -119,9 +177,9 @@ def _audit(args: argparse.Namespace) -> int:
         where = f" {log_finding.evidence_id}" if log_finding.evidence_id else ""
         at = f" (entry {log_finding.index})" if log_finding.index is not None else ""
         detail = f": {log_finding.detail}" if log_finding.detail else ""
-        print(f"{log_finding.severity.value} {log_finding.code.value}{where}{at}{detail}")
+        _say(f"{log_finding.severity.value} {log_finding.code.value}{where}{at}{detail}")
     for stray in result.root_findings:
-        print(f"warning {stray.code.value}: {stray.file}")
+        _say(f"warning {stray.code.value}: {stray.file}")
     adopted = sum(1 for s in result.log_status.values() if s == "adopted")
     unlogged = sum(1 for s in result.log_status.values() if s == "unlogged")
     incomplete = sum(1 for r in result.records if r.outcome is verify_file.Outcome.INCOMPLETE)
@@ -153,7 +211,7 @@ def _find(args: argparse.Namespace) -> int:
     try:
         matches, skipped = find_doi(_root(args), args.doi)
     except CitationError as exc:
-        print(f"refused: {verify_file.printable(str(exc))}", file=sys.stderr)
+        _say(f"refused: {exc}", err=True)
         return EXIT_FAILED
     if args.json:
         _print_json(
@@ -192,40 +250,56 @@ def _prove(args: argparse.Namespace) -> int:
     try:
         if args.verify:
             try:
-                document = json.loads(Path(args.verify).read_text(encoding="utf-8"))
-            except (OSError, ValueError) as exc:
-                raise _Usage(f"{args.verify}: not a readable proof ({type(exc).__name__})") from exc
+                document = read_proof(args.verify)
+            except NotRegularFileError as exc:
+                raise _Usage(
+                    f"{args.verify}: not a regular file, so not a proof",
+                    "give the proof file prove wrote",
+                ) from exc
+            except OSError as exc:
+                raise _Usage(
+                    f"{args.verify}: not a readable proof ({type(exc).__name__})",
+                    "give the proof file prove wrote, readable by you",
+                ) from exc
             proof = verify_proof(document, record=args.record, held=_head(args.head))
-            print(
+            _say(
                 f"verified: {proof.evidence_id} (receipt {proof.receipt}) is entry {proof.index} "
                 f"of the log with head {proof.head}"
             )
             return EXIT_OK
         if not args.evidence_id:
-            raise _Usage("give an evidence ID, or --verify PROOF")
+            raise _Usage("nothing to prove", "give an evidence ID, or --verify PROOF")
         proof = make_proof(_root(args), args.evidence_id, size=args.size)
     except ProofError as exc:
-        print(f"proof failed: {exc}", file=sys.stderr)
+        _say(f"proof failed: {exc}", err=True)
         return EXIT_FAILED
     _emit(json.dumps(proof.to_json(), indent=2, sort_keys=True) + "\n", args.output)
     return EXIT_OK
 
 
 def _adopt(args: argparse.Namespace) -> int:
-    report = adopt(_root(args), dry_run=args.dry_run)
+    if args.min_age is not None and not args.min_age >= 0:
+        raise _Usage("--min-age is negative", "give --min-age a number of seconds, 0 or more")
+    min_age = INCOMPLETE_MIN_AGE_S if args.min_age is None else args.min_age
+    report = adopt(_root(args), dry_run=args.dry_run, min_age_s=min_age)
     verb = "would adopt" if args.dry_run else "adopted"
     for evidence_id, index in report.adopted:
-        print(f"{verb} {evidence_id}" + (f" as entry {index}" if index >= 0 else ""))
+        _say(f"{verb} {evidence_id}" + (f" as entry {index}" if index >= 0 else ""))
     for evidence_id, outcome in report.refused:
-        print(f"refused {evidence_id}: {outcome}", file=sys.stderr)
+        _say(f"refused {evidence_id}: {outcome}", err=True)
+    if report.left:
+        _say(
+            f"left {len(report.left)} incomplete record(s) touched in the last {min_age:g} s "
+            "alone: they may still be being written (--min-age SECONDS changes this)"
+        )
     if report.head is not None:
-        print(f"head {report.head}")
+        _say(f"head {report.head}")
     return EXIT_FAILED if report.refused else EXIT_OK
 
 
 def _prune(args: argparse.Namespace) -> int:
     if not args.ids and args.incomplete_older_than is None:
-        raise _Usage("give evidence IDs or --incomplete-older-than HOURS")
+        raise _Usage("nothing to prune", "give evidence IDs or --incomplete-older-than HOURS")
     try:
         done = prune(
             _root(args),
@@ -237,12 +311,12 @@ def _prune(args: argparse.Namespace) -> int:
             ),
         )
     except ValueError as exc:
-        raise _Usage(str(exc)) from exc
+        raise _Usage(str(exc), "see notanda-evidence prune --help") from exc
     for evidence_id, index in done:
         if args.dry_run:
-            print(f"would prune {evidence_id}")
+            _say(f"would prune {evidence_id}")
         else:
-            print(f"pruned {evidence_id} (tombstone entry {index})")
+            _say(f"pruned {evidence_id} (tombstone entry {index})")
     return EXIT_OK
 
 
@@ -250,10 +324,10 @@ def _export(args: argparse.Namespace) -> int:
     try:
         count, skipped = export_bagit(_root(args), args.bagit, ids=args.ids)
     except FileExistsError as exc:
-        raise _Usage(f"{args.bagit}: already exists") from exc
+        raise _Usage(f"{args.bagit}: already exists", "give --bagit a path that does not exist yet") from exc
     for evidence_id, outcome in skipped:
-        print(f"left out {evidence_id}: {outcome}", file=sys.stderr)
-    print(f"exported {count} record(s) to {args.bagit}")
+        _say(f"left out {evidence_id}: {outcome}", err=True)
+    _say(f"exported {count} record(s) to {args.bagit}")
     return EXIT_FAILED if skipped else EXIT_OK
 
 
@@ -265,7 +339,7 @@ def _add_root(parser: argparse.ArgumentParser) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = verify_file.UsageParser(
         prog="notanda-evidence",
         description="Verify, audit and cite Notanda evidence records offline.",
         epilog="Exit codes: 0 intact, 1 a check failed, 2 usage error, 3 incomplete or unlogged.",
@@ -333,6 +407,13 @@ def _parser() -> argparse.ArgumentParser:
     adopt = command("adopt", "log sealed records that have no log entry, as adopted", _adopt)
     _add_root(adopt)
     adopt.add_argument("--dry-run", action="store_true", help="only say what would be adopted")
+    adopt.add_argument(
+        "--min-age",
+        type=float,
+        metavar="SECONDS",
+        help="leave alone incomplete records touched this recently "
+        f"(default {INCOMPLETE_MIN_AGE_S:g}: the longest tool deadline plus the shutdown grace)",
+    )
 
     prune = command("prune", "delete records, each after logging a tombstone", _prune)
     prune.add_argument("ids", nargs="*", metavar="ID")
@@ -359,11 +440,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         code: int = args.run(args)
-    except (_Usage, verify_file.UsageError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except _Usage as exc:
+        for line in exc.lines():
+            print(line, file=sys.stderr)
         code = EXIT_USAGE
     except (EvidenceStorageError, EvidenceLogError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _say(f"error: {exc}", err=True)
         code = EXIT_FAILED
+    except Exception as exc:  # A bug must never pass for exit 1, a finding.
+        _say(
+            f"error: notanda-evidence {args.command} failed unexpectedly "
+            f"({type(exc).__name__}) and reached no verdict; please report it",
+            err=True,
+        )
+        code = EXIT_USAGE
     sys.stdout.flush()
     return code

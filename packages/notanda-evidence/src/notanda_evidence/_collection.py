@@ -17,37 +17,62 @@ import stat
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from . import _merkle
 from ._audit import parse_log
-from ._log import EntryType, EvidenceLog, Head, format_timestamp, parse_line, read_log
+from ._log import (
+    EntryType,
+    EvidenceLog,
+    Head,
+    format_timestamp,
+    parse_line,
+    read_log,
+    read_regular_file,
+)
+from ._store import EvidenceStorageError
 from ._version import __version__
 from .verify_file import (
     MANIFEST,
     PAYLOADS,
     Outcome,
-    RecordResult,
     is_evidence_id,
+    json_depth_exceeds,
+    printable,
     record_ids,
     verify_record,
     verify_root,
 )
 
 __all__ = [
+    "INCOMPLETE_MIN_AGE_S",
+    "MAX_PROOF_BYTES",
     "AdoptReport",
     "InclusionProof",
+    "ProofCode",
     "ProofError",
     "adopt",
     "export_bagit",
     "make_proof",
     "prune",
+    "read_proof",
     "verify_proof",
 ]
 
 PROOF_FORMAT = "notanda-evidence-inclusion-proof"
 PROOF_FORMAT_VERSION = 1
+#: The largest proof file ``prove --verify`` reads. A proof holds one log line
+#: (at most 4,096 bytes, escaped in a JSON string) and at most 64 sibling
+#: hashes, so a real one stays under 16 KiB.
+MAX_PROOF_BYTES = 64 << 10
+
+#: ``adopt`` leaves alone incomplete records touched more recently than this:
+#: they may still be being written. It is notanda-mcp's longest tool deadline
+#: (a search's 20 s) plus its shutdown grace (2 s); a writer that outlives it
+#: has given up on the record. ``--min-age`` overrides it.
+INCOMPLETE_MIN_AGE_S = 22.0
 
 
 def _latest_entries(root: Path) -> dict[str, EntryType]:
@@ -61,29 +86,52 @@ def _latest_entries(root: Path) -> dict[str, EntryType]:
 
 @dataclass(frozen=True, slots=True)
 class AdoptReport:
-    """What ``adopt`` did: records adopted, and records it refused and why."""
+    """What ``adopt`` did: records adopted, refused and why, and left alone."""
 
     adopted: tuple[tuple[str, int], ...]
     refused: tuple[tuple[str, str], ...]
     head: Head | None
+    #: Incomplete records younger than the minimum age: perhaps still being written.
+    left: tuple[str, ...] = ()
 
 
-def adopt(root: str | os.PathLike[str], *, dry_run: bool = False) -> AdoptReport:
+def _is_logged(latest: EntryType | None) -> bool:
+    return latest is not None and latest is not EntryType.TOMBSTONE
+
+
+def adopt(
+    root: str | os.PathLike[str],
+    *,
+    dry_run: bool = False,
+    min_age_s: float = INCOMPLETE_MIN_AGE_S,
+) -> AdoptReport:
     """Log every sealed, intact record that has no log entry, as ``adopted``.
 
     Such records were written before the log existed (notanda-mcp 0.1.0b3's
     included) or their append never happened. They are ordered by the time
     their request states, then by ID; their position only proves that they
-    existed when they were adopted. Records that fail verification are refused.
+    existed when they were adopted. Records that fail verification are
+    refused; incomplete records touched within *min_age_s* are left alone.
+
+    Each record is decided again under the log's lock, with the log re-read
+    and the record re-verified, so that beside servers, other ``adopt`` and
+    ``prune`` runs no record is logged twice and no pruned record is revived.
+
+    Raises:
+        EvidenceLogError: The log cannot be read or appended to.
     """
     base = Path(root)
     latest = _latest_entries(base)
     candidates: list[tuple[str, str, str | None]] = []
     refused: list[tuple[str, str]] = []
+    left: list[str] = []
     for evidence_id in record_ids(base):
-        if evidence_id in latest and latest[evidence_id] is not EntryType.TOMBSTONE:
+        if _is_logged(latest.get(evidence_id)):
             continue
         result = verify_record(base / evidence_id)
+        if result.outcome is Outcome.INCOMPLETE and (_record_age_s(base / evidence_id) < min_age_s):
+            left.append(evidence_id)
+            continue
         if result.outcome is not Outcome.OK:
             refused.append((result.evidence_id, result.outcome.value))
             continue
@@ -94,21 +142,30 @@ def adopt(root: str | os.PathLike[str], *, dry_run: bool = False) -> AdoptReport
     candidates.sort(key=lambda item: (item[0], item[1]))
     adopted: list[tuple[str, int]] = []
     head: Head | None = None
-    if not dry_run:
-        log = EvidenceLog(base)
-        for _, evidence_id, receipt in candidates:
-            appended = log.append(evidence_id, receipt, EntryType.ADOPTED)
-            adopted.append((evidence_id, appended.entry.index))
-            head = appended.head
-    else:
+    if dry_run:
         adopted = [(evidence_id, -1) for _, evidence_id, _ in candidates]
-    return AdoptReport(tuple(adopted), tuple(refused), head)
+        return AdoptReport(tuple(adopted), tuple(refused), head, tuple(left))
+    log = EvidenceLog(base)
+    for _, evidence_id, receipt in candidates:
+        with log.transaction() as locked:
+            if _is_logged(locked.latest(evidence_id)):
+                continue  # A server or another adopt logged it meanwhile.
+            if verify_record(base / evidence_id, receipt).outcome is not Outcome.OK:
+                continue  # Pruned (or changed) meanwhile: nothing to adopt.
+            appended = locked.append(evidence_id, receipt, EntryType.ADOPTED)
+        adopted.append((evidence_id, appended.entry.index))
+        head = appended.head
+    return AdoptReport(tuple(adopted), tuple(refused), head, tuple(left))
 
 
 def _record_age_s(path: Path) -> float:
-    newest = path.lstat().st_mtime
-    for child in path.iterdir():
-        newest = max(newest, child.lstat().st_mtime)
+    """Seconds since the record's folder or a file in it last changed (0 if unreadable)."""
+    try:
+        newest = path.lstat().st_mtime
+        for child in path.iterdir():
+            newest = max(newest, child.lstat().st_mtime)
+    except OSError:
+        return 0.0
     return time.time() - newest
 
 
@@ -121,6 +178,11 @@ def prune(
     dry_run: bool = False,
 ) -> list[tuple[str, int]]:
     """Delete records, each only after a tombstone for it is durably logged.
+
+    Each record is decided again under the log's lock (it still exists; an
+    incomplete one is still incomplete and still old enough), and its
+    tombstone and deletion happen under that lock, so that beside servers,
+    ``adopt`` and other ``prune`` runs nothing is pruned twice or revived.
 
     Args:
         root: The evidence root.
@@ -135,32 +197,47 @@ def prune(
 
     Raises:
         ValueError: A bad ID, an unknown record, or a bad reason.
+        EvidenceLogError: The log cannot be read or appended to.
+        EvidenceStorageError: A record could not be deleted after its tombstone.
     """
     if not reason.strip() or len(reason) > 200 or not reason.isprintable():
         raise ValueError("the reason must be printable text of 1 to 200 characters")
     base = Path(root)
-    targets: dict[str, RecordResult] = {}
+    targets: dict[str, bool] = {}  # evidence ID -> only because it is old and incomplete
     for evidence_id in evidence_ids:
         if not is_evidence_id(evidence_id):
-            raise ValueError(f"not an evidence ID: {evidence_id!r}")
-        result = verify_record(base / evidence_id)
-        if result.outcome is Outcome.NOT_FOUND:
+            raise ValueError(f"not an evidence ID: {printable(evidence_id)}")
+        if verify_record(base / evidence_id).outcome is Outcome.NOT_FOUND:
             raise ValueError(f"no record {evidence_id}")
-        targets[evidence_id] = result
+        targets[evidence_id] = False
     if incomplete_older_than_s is not None:
         for result in verify_root(base).records:
             if result.outcome is Outcome.INCOMPLETE and (
                 _record_age_s(base / result.evidence_id) >= incomplete_older_than_s
             ):
-                targets.setdefault(result.evidence_id, result)
+                targets.setdefault(result.evidence_id, True)
+    if dry_run:
+        return [(evidence_id, -1) for evidence_id in sorted(targets)]
     done: list[tuple[str, int]] = []
     log = EvidenceLog(base)
-    for evidence_id, result in sorted(targets.items()):
-        if dry_run:
-            done.append((evidence_id, -1))
-            continue
-        appended = log.append(evidence_id, result.receipt, EntryType.TOMBSTONE, reason=reason)
-        _remove_record(base / evidence_id)
+    for evidence_id, stale_only in sorted(targets.items()):
+        path = base / evidence_id
+        with log.transaction() as locked:
+            result = verify_record(path)
+            if result.outcome is Outcome.NOT_FOUND:
+                continue  # Another prune got there first.
+            if stale_only and (
+                result.outcome is not Outcome.INCOMPLETE
+                or _record_age_s(path) < (incomplete_older_than_s or 0.0)
+            ):
+                continue  # Its writer sealed or touched it meanwhile.
+            appended = locked.append(
+                evidence_id, result.receipt, EntryType.TOMBSTONE, reason=reason
+            )
+            try:
+                _remove_record(path)
+            except OSError as exc:
+                raise EvidenceStorageError.from_os_error(exc, evidence_id=evidence_id) from exc
         done.append((evidence_id, appended.entry.index))
     return done
 
@@ -175,12 +252,47 @@ def _remove_record(path: Path) -> None:
 # ----------------------------------------------------------------- proofs
 
 
+class ProofCode(StrEnum):
+    """Why an inclusion proof could not be made or did not verify."""
+
+    UNKNOWN_FORMAT = "unknown_format"
+    MALFORMED = "malformed"
+    TOO_LARGE = "proof.too_large"
+    TOO_DEEP = "proof.too_deep"
+    ENTRY_MISMATCH = "entry_mismatch"
+    PATH_MISMATCH = "path_mismatch"
+    HEAD_MISMATCH = "head_mismatch"
+    RECORD_MISMATCH = "record_mismatch"
+    NOT_LOGGED = "not_logged"
+    BAD_SIZE = "bad_size"
+
+
 class ProofError(Exception):
     """An inclusion proof could not be made or did not verify; ``code`` says why."""
 
-    def __init__(self, code: str, detail: str = "") -> None:
-        super().__init__(code + (f": {detail}" if detail else ""))
+    def __init__(self, code: ProofCode, detail: str = "") -> None:
+        super().__init__(code.value + (f": {detail}" if detail else ""))
         self.code = code
+
+
+def read_proof(path: str | os.PathLike[str]) -> Any:
+    """Read and parse a proof file, within :data:`MAX_PROOF_BYTES` and the depth limit.
+
+    Raises:
+        ProofError: ``proof.too_large``, ``proof.too_deep``, or ``malformed``
+            (not UTF-8 JSON).
+        NotRegularFileError: *path* is a FIFO, a device or a folder.
+        OSError: *path* cannot be opened (``ELOOP`` for a link) or read.
+    """
+    data = read_regular_file(path, MAX_PROOF_BYTES)
+    if len(data) > MAX_PROOF_BYTES:
+        raise ProofError(ProofCode.TOO_LARGE, f"a proof is at most {MAX_PROOF_BYTES} bytes")
+    if json_depth_exceeds(data):
+        raise ProofError(ProofCode.TOO_DEEP, "nested deeper than a proof")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except ValueError as exc:
+        raise ProofError(ProofCode.MALFORMED, "not UTF-8 JSON") from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +332,7 @@ def make_proof(
     entries, leaves, _ = parse_log(data)
     tree = len(leaves) if size is None else size
     if not 0 < tree <= len(leaves):
-        raise ProofError("bad_size", f"the log has {len(leaves)} entries")
+        raise ProofError(ProofCode.BAD_SIZE, f"the log has {len(leaves)} entries")
     matching = [
         e
         for e in entries
@@ -230,7 +342,7 @@ def make_proof(
         and e.receipt is not None
     ]
     if not matching:
-        raise ProofError("not_logged", evidence_id)
+        raise ProofError(ProofCode.NOT_LOGGED, evidence_id)
     entry = matching[-1]
     path = _merkle.inclusion_proof(leaves, entry.index, tree)
     root_hash = _merkle.root_of(leaves[:tree])
@@ -256,7 +368,7 @@ def verify_proof(
     """
     try:
         if document["format"] != PROOF_FORMAT or document["format_version"] != PROOF_FORMAT_VERSION:
-            raise ProofError("unknown_format")
+            raise ProofError(ProofCode.UNKNOWN_FORMAT)
         head = Head(int(document["head"]["size"]), str(document["head"]["root"]))
         Head.parse(str(head))
         path = [bytes.fromhex(p) for p in document["path"]]
@@ -268,33 +380,35 @@ def verify_proof(
             head,
             tuple(str(p) for p in document["path"]),
         )
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
         if isinstance(exc, ProofError):
             raise
-        raise ProofError("malformed") from exc
+        raise ProofError(ProofCode.MALFORMED) from exc
     entry = parse_line(proof.entry.encode("utf-8"))
     if entry is None or entry.type is EntryType.TOMBSTONE:
-        raise ProofError("malformed", "the entry is not a log entry of a record")
+        raise ProofError(ProofCode.MALFORMED, "the entry is not a log entry of a record")
     if (entry.evidence_id, entry.receipt, entry.index) != (
         proof.evidence_id,
         proof.receipt,
         proof.index,
     ):
-        raise ProofError("entry_mismatch", "the entry names another record, receipt or index")
+        raise ProofError(
+            ProofCode.ENTRY_MISMATCH, "the entry names another record, receipt or index"
+        )
     if not _merkle.verify_inclusion(
         entry.leaf, proof.index, head.size, path, bytes.fromhex(head.root)
     ):
-        raise ProofError("path_mismatch", "the path does not lead to the head")
+        raise ProofError(ProofCode.PATH_MISMATCH, "the path does not lead to the head")
     if held is not None and held != head:
         raise ProofError(
-            "head_mismatch",
+            ProofCode.HEAD_MISMATCH,
             f"the proof is for {head}, the held head is {held}; "
             "ask for a proof at the held size (prove --size)",
         )
     if record is not None:
         result = verify_record(record, proof.receipt)
         if result.outcome is not Outcome.OK or result.evidence_id != proof.evidence_id:
-            raise ProofError("record_mismatch", result.outcome.value)
+            raise ProofError(ProofCode.RECORD_MISMATCH, result.outcome.value)
     return proof
 
 

@@ -16,15 +16,17 @@ append moves aside to ``.notanda/torn-*`` and truncates explicitly.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import errno
 import hashlib
 import json
 import os
 import re
+import stat
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -32,7 +34,7 @@ from typing import Any
 
 from . import _merkle
 from ._store import EvidenceStorageError, Stage, StageCallback, StorageReason
-from .verify_file import RESERVED_DIR, is_evidence_id
+from .verify_file import RESERVED_DIR, is_evidence_id, json_depth_exceeds, parse_canonical
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows CI
     import msvcrt
@@ -41,12 +43,16 @@ else:
 
 __all__ = [
     "LOG_FILE",
+    "MAX_LOG_BYTES",
+    "MAX_LOG_LINE_BYTES",
     "AppendResult",
     "EntryType",
     "EvidenceLog",
     "EvidenceLogError",
     "Head",
     "LogEntry",
+    "LogReason",
+    "LogTransaction",
     "format_timestamp",
     "parse_line",
 ]
@@ -54,6 +60,13 @@ __all__ = [
 LOG_FILE = "log.jsonl"
 LOCK_FILE = "lock"
 LOG_VERSION = 1
+#: The longest log line (without its newline) a reader parses. A written line
+#: is under 1,100 bytes: its fixed fields plus a tombstone reason of at most
+#: 200 characters (``docs/evidence-format.md``, "Limits").
+MAX_LOG_LINE_BYTES = 4096
+#: The largest log a reader reads and a writer appends to: about a million
+#: entries. A reader holds the log in memory, so this bounds its memory.
+MAX_LOG_BYTES = 256 << 20
 ZERO_HASH = "0" * 64
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
@@ -61,6 +74,8 @@ _ENCODER = json.JSONEncoder(
     ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
 )
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+# A FIFO planted as the log must never block an open; regular files ignore it.
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
 
@@ -83,12 +98,24 @@ class EntryType(StrEnum):
     TOMBSTONE = "tombstone"
 
 
-class EvidenceLogError(Exception):
-    """The log could not be appended to or is not in a state that allows it.
+class LogReason(StrEnum):
+    """Why the log cannot be used, beside the storage reasons."""
 
-    ``reason`` is a storage reason or one of ``log_shrunk`` (the file is
-    shorter than this process last saw: truncated behind its back) and
-    ``log_unparsable`` (a line is not a log entry).
+    #: The file is shorter than this process last saw: truncated behind its back.
+    SHRUNK = "log_shrunk"
+    #: A line is not a log entry.
+    UNPARSABLE = "log_unparsable"
+    #: ``log.jsonl`` (or the lock file) is a FIFO, a device, a folder: not a regular file.
+    NOT_A_FILE = "log_not_a_file"
+    #: The log is larger than :data:`MAX_LOG_BYTES`.
+    TOO_LARGE = "log_too_large"
+
+
+class EvidenceLogError(Exception):
+    """The log could not be read or appended to, or is not in a state that allows it.
+
+    ``reason`` is a storage reason (``symlink`` for a linked log or folder,
+    ``io_error``, ...) or a :class:`LogReason`.
     """
 
     def __init__(self, reason: str) -> None:
@@ -169,15 +196,29 @@ def encode_entry(
 
 
 _FIELDS = {"evidence_id", "index", "prev", "receipt", "time", "type", "v"}
+_TYPES = frozenset(t.value for t in EntryType)
+
+
+def line_limit_broken(line: bytes) -> str | None:
+    """``"too_large"`` or ``"too_deep"`` when *line* breaks a reader's limit, else None.
+
+    Checked before any parse, so that no line can make the parser recurse or
+    hold more than :data:`MAX_LOG_LINE_BYTES`.
+    """
+    if len(line) > MAX_LOG_LINE_BYTES:
+        return "too_large"
+    if json_depth_exceeds(line):
+        return "too_deep"
+    return None
 
 
 def parse_line(line: bytes) -> LogEntry | None:
     """Parse one line strictly; return None unless it is a canonical, well-typed entry."""
-    try:
-        value = json.loads(line.decode("utf-8"))
-    except ValueError:
+    if line_limit_broken(line) is not None:
         return None
-    if not isinstance(value, dict) or _ENCODER.encode(value).encode("utf-8") != line:
+    # The record files' canonical form: a line is its encoding, NaN and Infinity refused.
+    value, _ = parse_canonical(line + b"\n")
+    if not isinstance(value, dict):
         return None
     keys = set(value)
     if not keys >= _FIELDS or keys - _FIELDS - {"reason"}:
@@ -190,14 +231,14 @@ def parse_line(line: bytes) -> LogEntry | None:
         or index < 0
     ):
         return None
-    if kind not in {t.value for t in EntryType} or not is_evidence_id(value["evidence_id"]):
+    if not isinstance(kind, str) or kind not in _TYPES or not is_evidence_id(value["evidence_id"]):
         return None
     if not (isinstance(value["prev"], str) and _HEX64.fullmatch(value["prev"])):
         return None
     if not (isinstance(value["time"], str) and _TIME.fullmatch(value["time"])):
         return None
     reason = value.get("reason")
-    if reason is not None and not isinstance(reason, str):
+    if "reason" in value and not isinstance(reason, str):  # the writer never stores null
         return None
     if receipt is None:
         if kind != EntryType.TOMBSTONE:
@@ -231,7 +272,12 @@ class _State:
     offset: int = 0
     frontier: _merkle.Frontier = field(default_factory=_merkle.Frontier)
     last_line_hash: str = ZERO_HASH
-    by_id: dict[str, list[tuple[int, EntryType, str | None]]] = field(default_factory=dict)
+    #: Per record, ``(index, type, receipt, position)`` of each entry, oldest
+    #: first; the position is the line's own place in the file, whatever
+    #: index the line states.
+    by_id: dict[str, list[tuple[int, EntryType, str | None, int]]] = field(default_factory=dict)
+    #: The byte offset at which each line starts, by position.
+    starts: list[int] = field(default_factory=list)
     unparsable: int = 0
 
 
@@ -292,6 +338,7 @@ class EvidenceLog:
             if end < 0:
                 return consumed
             line = data[consumed:end]
+            state.starts.append(state.offset + consumed)
             consumed = end + 1
             state.frontier.append(_merkle.leaf_hash(line))
             state.last_line_hash = hashlib.sha256(line).hexdigest()
@@ -300,17 +347,18 @@ class EvidenceLog:
                 state.unparsable += 1
                 continue
             state.by_id.setdefault(entry.evidence_id, []).append(
-                (entry.index, entry.type, entry.receipt)
+                (entry.index, entry.type, entry.receipt, len(state.starts) - 1)
             )
 
-    def _catch_up(self, read: Callable[[int], bytes], size: int) -> bytes:
-        """Bring the in-memory state up to *size* bytes; return a torn tail, if any."""
+    def _catch_up(self, fd: int) -> bytes:
+        """Bring the in-memory state up to the end of *fd*; return a torn tail, if any."""
+        size = _regular_size(fd)
         state = self._state
         if size < state.offset:
-            raise EvidenceLogError("log_shrunk")
+            raise EvidenceLogError(LogReason.SHRUNK)
         if size == state.offset:
             return b""
-        data = read(state.offset)
+        data = _read_from(fd, state.offset, size)
         consumed = self._absorb(data, state)
         state.offset += consumed
         return data[consumed:]
@@ -319,30 +367,32 @@ class EvidenceLog:
         """Read entries other processes appended since the last look (no lock taken).
 
         A torn last line is left for the next append to repair. Neither
-        ``.notanda/`` nor the log is followed if it is a link.
+        ``.notanda/`` nor the log is followed if it is a link, and nothing
+        but a regular file is read.
 
         Raises:
             EvidenceLogError: The log shrank since this process last read it,
-                or it (or its folder) is a link, not a file, or unreadable.
+                it (or its folder) is a link or not a regular file, it is
+                larger than :data:`MAX_LOG_BYTES`, or it is unreadable.
         """
         with self._guard:
             try:
                 fd = self._open_for_reading()
             except FileNotFoundError:
                 if self._state.offset:
-                    raise EvidenceLogError("log_shrunk") from None
+                    raise EvidenceLogError(LogReason.SHRUNK) from None
                 return
             except OSError as exc:
-                reason = EvidenceStorageError.from_os_error(exc).reason.value
-                raise EvidenceLogError(reason) from exc
+                raise _log_error(exc) from exc
             try:
-                size = os.fstat(fd).st_size
-                self._catch_up(lambda offset: _read_from(fd, offset, size), size)
+                self._catch_up(fd)
+            except OSError as exc:
+                raise _log_error(exc) from exc
             finally:
                 os.close(fd)
 
     def _open_for_reading(self) -> int:
-        flags = os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _BINARY
+        flags = os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _BINARY | _NONBLOCK
         if not USE_DIR_FD:
             if self.folder.is_symlink() or self.path.is_symlink():
                 raise OSError(errno.ELOOP, "a link")
@@ -359,12 +409,20 @@ class EvidenceLog:
             os.close(folder)
 
     def lookup(self, evidence_id: str) -> list[tuple[int, EntryType, str | None]]:
-        """The ``(index, type, receipt)`` entries for one record, oldest first."""
+        """The ``(index, type, receipt)`` entries for one record, oldest first.
+
+        Raises:
+            EvidenceLogError: As :meth:`refresh`.
+        """
         self.refresh()
-        return list(self._state.by_id.get(evidence_id, ()))
+        return _public(self._state.by_id.get(evidence_id, ()))
 
     def head(self) -> Head:
-        """The head over everything this process has read."""
+        """The head over everything this process has read.
+
+        Raises:
+            EvidenceLogError: As :meth:`refresh`.
+        """
         self.refresh()
         return Head(self._state.frontier.size, self._state.frontier.root().hex())
 
@@ -390,6 +448,53 @@ class EvidenceLog:
                 raise OSError(errno.ELOOP, "a link") from exc
             raise
 
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[LogTransaction]:
+        """Hold the log's lock, with the log re-read under it, for decide-then-append.
+
+        Every appender takes the same lock, so what the transaction reads
+        stays true until it ends: ``adopt`` and ``prune`` decide and append
+        inside one, beside any number of servers. Append through the
+        transaction: this object's own :meth:`append` would wait for the
+        lock the transaction holds.
+
+        Raises:
+            EvidenceLogError: The lock or the log cannot be opened or read
+                (also from the transaction's own appends).
+        """
+        with self._guard:
+            try:
+                folder = self._open_folder()
+                try:
+                    lock = _open_in(folder, self.folder, LOCK_FILE, os.O_RDWR | os.O_CREAT)
+                    try:
+                        _regular_size(lock)
+                        _lock(lock)
+                        try:
+                            created = not os.path.lexists(self.path)
+                            flags = os.O_RDWR | os.O_CREAT | os.O_APPEND
+                            fd = _open_in(folder, self.folder, LOG_FILE, flags)
+                            try:
+                                if created and folder >= 0:
+                                    os.fsync(folder)
+                                torn = self._catch_up(fd)
+                                if torn:
+                                    self._set_aside(folder, torn)
+                                    os.ftruncate(fd, self._state.offset)
+                                    os.fsync(fd)
+                                yield LogTransaction(self, fd)
+                            finally:
+                                os.close(fd)
+                        finally:
+                            _unlock(lock)
+                    finally:
+                        os.close(lock)
+                finally:
+                    if folder >= 0:
+                        os.close(folder)
+            except OSError as exc:
+                raise _log_error(exc) from exc
+
     def append(
         self,
         evidence_id: str,
@@ -400,89 +505,81 @@ class EvidenceLog:
     ) -> AppendResult:
         """Append one entry durably and return it with the new head.
 
-        Raises:
-            EvidenceLogError: The log cannot be written (the record, if any,
-                stays sealed; it is reported as unlogged until adopted).
-        """
-        if not is_evidence_id(evidence_id):
-            raise ValueError("not an evidence ID")
-        if receipt is None and kind is not EntryType.TOMBSTONE:
-            raise ValueError("only a tombstone may lack a receipt")
-        with self._guard:
-            try:
-                result = self._append_locked(evidence_id, receipt, kind, reason)
-            except OSError as exc:
-                storage = EvidenceStorageError.from_os_error(exc, evidence_id=evidence_id)
-                raise EvidenceLogError(storage.reason.value) from exc
-        if self._on_stage is not None:
-            self._on_stage(Stage.AFTER_LOG_APPEND, evidence_id)
-        return result
+        A record the log already holds with the same receipt is not logged
+        twice: its existing entry is returned with the current head. That
+        happens when an ``adopt`` logged it between its sealing and this
+        call; a ``sealed`` append also finds such an entry after a later
+        tombstone, as a record is sealed only once.
 
-    def _append_locked(
-        self, evidence_id: str, receipt: str | None, kind: EntryType, reason: str | None
-    ) -> AppendResult:
-        folder = self._open_folder()
-        try:
-            lock = _open_in(folder, self.folder, LOCK_FILE, os.O_RDWR | os.O_CREAT)
-            try:
-                _lock(lock)
-                try:
-                    return self._write_entry(folder, evidence_id, receipt, kind, reason)
-                finally:
-                    _unlock(lock)
-            finally:
-                os.close(lock)
-        finally:
-            if folder >= 0:
-                os.close(folder)
+        Raises:
+            EvidenceLogError: The log cannot be read or written (the record,
+                if any, stays sealed; it is reported as unlogged until adopted).
+            ValueError: Not an evidence ID, a record entry without a receipt,
+                or a line over :data:`MAX_LOG_LINE_BYTES` (a reason too long).
+        """
+        with self.transaction() as log:
+            return log.append(evidence_id, receipt, kind, reason=reason)
 
     def _write_entry(
         self,
-        folder: int,
+        fd: int,
         evidence_id: str,
         receipt: str | None,
         kind: EntryType,
         reason: str | None,
     ) -> AppendResult:
-        created = not os.path.lexists(self.path)
-        fd = _open_in(folder, self.folder, LOG_FILE, os.O_RDWR | os.O_CREAT | os.O_APPEND)
+        state = self._state
+        held = state.by_id.get(evidence_id, [])
+        same = [e for e in held if e[1] is not EntryType.TOMBSTONE and e[2] == receipt]
+        # A record is sealed once: its writer's append finds it logged if an
+        # adopt got there first, even if a prune has tombstoned it since.
+        if (
+            same
+            and kind is not EntryType.TOMBSTONE
+            and (kind is EntryType.SEALED or held[-1][1] is not EntryType.TOMBSTONE)
+        ):
+            return AppendResult(self._entry_at(fd, same[-1][3]), self._current_head())
+        line = encode_entry(
+            index=state.frontier.size,
+            kind=kind,
+            evidence_id=evidence_id,
+            receipt=receipt,
+            time=self._clock(),
+            prev=state.last_line_hash,
+            reason=reason,
+        )
+        if len(line) > MAX_LOG_LINE_BYTES:
+            raise ValueError(f"a log line is at most {MAX_LOG_LINE_BYTES} bytes")
+        data = line + b"\n"
+        if state.offset + len(data) > MAX_LOG_BYTES:
+            raise EvidenceLogError(LogReason.TOO_LARGE)
         try:
-            size = os.fstat(fd).st_size
-            torn = self._catch_up(lambda offset: _read_from(fd, offset, size), size)
-            if torn:
-                self._set_aside(folder, torn)
-                os.ftruncate(fd, self._state.offset)
-                os.fsync(fd)
-            state = self._state
-            line = encode_entry(
-                index=state.frontier.size,
-                kind=kind,
-                evidence_id=evidence_id,
-                receipt=receipt,
-                time=self._clock(),
-                prev=state.last_line_hash,
-                reason=reason,
-            )
-            data = line + b"\n"
-            try:
-                written = os.write(fd, data)
-                if written != len(data):
-                    raise OSError(errno.ENOSPC, "short write")
-                os.fsync(fd)
-            except OSError:
-                # Never leave a partial line behind a failed append.
-                os.ftruncate(fd, state.offset)
-                raise
-            if created and folder >= 0:
-                os.fsync(folder)
-            entry = parse_line(line)
-            if entry is None:  # pragma: no cover - encode_entry always makes a valid line
-                raise EvidenceLogError("log_unparsable")
-            self._absorb(data, state)
-            state.offset += len(data)
-            return AppendResult(entry, Head(state.frontier.size, state.frontier.root().hex()))
-        finally:
-            os.close(fd)
+            written = os.write(fd, data)
+            if written != len(data):
+                raise OSError(errno.ENOSPC, "short write")
+            os.fsync(fd)
+        except OSError:
+            # Never leave a partial line behind a failed append.
+            os.ftruncate(fd, state.offset)
+            raise
+        entry = parse_line(line)
+        if entry is None:  # pragma: no cover - encode_entry always makes a valid line
+            raise EvidenceLogError(LogReason.UNPARSABLE)
+        self._absorb(data, state)
+        state.offset += len(data)
+        return AppendResult(entry, self._current_head())
+
+    def _current_head(self) -> Head:
+        return Head(self._state.frontier.size, self._state.frontier.root().hex())
+
+    def _entry_at(self, fd: int, position: int) -> LogEntry:
+        starts = self._state.starts
+        end = starts[position + 1] if position + 1 < len(starts) else self._state.offset
+        line = _read_from(fd, starts[position], end)[:-1]
+        entry = parse_line(line)
+        if entry is None:  # pragma: no cover - by_id only holds lines that parsed
+            raise EvidenceLogError(LogReason.UNPARSABLE)
+        return entry
 
     def _set_aside(self, folder: int, torn: bytes) -> None:
         name = f"torn-{self._clock().replace(':', '')}-{os.getpid()}"
@@ -494,8 +591,64 @@ class EvidenceLog:
             os.close(fd)
 
 
+class LogTransaction:
+    """The log under its lock, as :meth:`EvidenceLog.transaction` yields it."""
+
+    def __init__(self, log: EvidenceLog, fd: int) -> None:
+        self._log = log
+        self._fd = fd
+
+    def latest(self, evidence_id: str) -> EntryType | None:
+        """The type of the record's latest entry, or None if it has none."""
+        held = self._log._state.by_id.get(evidence_id)
+        return held[-1][1] if held else None
+
+    def append(
+        self,
+        evidence_id: str,
+        receipt: str | None,
+        kind: EntryType = EntryType.SEALED,
+        *,
+        reason: str | None = None,
+    ) -> AppendResult:
+        """Append one entry durably, as :meth:`EvidenceLog.append` does."""
+        if not is_evidence_id(evidence_id):
+            raise ValueError("not an evidence ID")
+        if receipt is None and kind is not EntryType.TOMBSTONE:
+            raise ValueError("only a tombstone may lack a receipt")
+        log = self._log
+        try:
+            result = log._write_entry(self._fd, evidence_id, receipt, kind, reason)
+        except OSError as exc:
+            storage = EvidenceStorageError.from_os_error(exc, evidence_id=evidence_id)
+            raise EvidenceLogError(storage.reason.value) from exc
+        if log._on_stage is not None:
+            log._on_stage(Stage.AFTER_LOG_APPEND, evidence_id)
+        return result
+
+
 #: Tests set this to False to run the Windows code path on POSIX.
 USE_DIR_FD = os.name == "posix" and os.open in os.supports_dir_fd
+
+
+def _public(
+    held: Iterable[tuple[int, EntryType, str | None, int]],
+) -> list[tuple[int, EntryType, str | None]]:
+    return [(index, kind, receipt) for index, kind, receipt, _ in held]
+
+
+def _log_error(exc: OSError) -> EvidenceLogError:
+    return EvidenceLogError(EvidenceStorageError.from_os_error(exc).reason.value)
+
+
+def _regular_size(fd: int) -> int:
+    """The size of the regular file *fd*; refuse anything else, and oversized logs."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        raise EvidenceLogError(LogReason.NOT_A_FILE)
+    if st.st_size > MAX_LOG_BYTES:
+        raise EvidenceLogError(LogReason.TOO_LARGE)
+    return st.st_size
 
 
 def _read_from(fd: int, offset: int, size: int) -> bytes:
@@ -522,7 +675,7 @@ def _fsync_dir(path: Path) -> None:
 
 
 def _open_in(folder_fd: int, folder: Path, name: str, flags: int) -> int:
-    flags |= _NOFOLLOW | _CLOEXEC | _BINARY
+    flags |= _NOFOLLOW | _CLOEXEC | _BINARY | _NONBLOCK
     if folder_fd >= 0:
         return os.open(name, flags, 0o600, dir_fd=folder_fd)
     path = folder / name
@@ -531,28 +684,56 @@ def _open_in(folder_fd: int, folder: Path, name: str, flags: int) -> int:
     return os.open(path, flags, 0o600)
 
 
+class NotRegularFileError(OSError):
+    """The path names a FIFO, a device, a socket or a folder: nothing is read from it."""
+
+
+def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
+    """Read at most ``limit + 1`` bytes of the regular file at *path*.
+
+    The open never follows a final link and never blocks (a FIFO is opened
+    non-blocking and refused after ``fstat``), so a caller tells an oversized
+    file by its length without holding more than the limit.
+
+    Raises:
+        NotRegularFileError: *path* is not a regular file.
+        OSError: It cannot be opened (``ELOOP`` for a link) or read.
+    """
+    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _BINARY | _NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFileError(errno.EINVAL, "not a regular file")
+        return _read_from(fd, 0, min(st.st_size, limit + 1))
+    finally:
+        os.close(fd)
+
+
 def read_log(root: str | os.PathLike[str], *, log_path: Path | None = None) -> tuple[bytes, bool]:
     """Read ``.notanda/log.jsonl`` without following links; return bytes and existence.
 
+    Only a regular file is read, opened so that a FIFO cannot block, and
+    never more than :data:`MAX_LOG_BYTES`.
+
     Raises:
-        EvidenceStorageError: The log or its folder is a link or unreadable.
+        EvidenceLogError: The log or its folder is a link (``symlink``), not a
+            regular file (``log_not_a_file``), too large (``log_too_large``)
+            or unreadable (a storage reason).
     """
     path = log_path or Path(root) / RESERVED_DIR / LOG_FILE
     try:
         if path.parent.is_symlink():
-            raise EvidenceStorageError(StorageReason.SYMLINK, file=RESERVED_DIR)
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _BINARY)
+            raise EvidenceLogError(StorageReason.SYMLINK.value)
+        data = read_regular_file(path, MAX_LOG_BYTES)
     except FileNotFoundError:
         return b"", False
+    except NotRegularFileError as exc:
+        raise EvidenceLogError(LogReason.NOT_A_FILE) from exc
     except OSError as exc:
-        raise EvidenceStorageError.from_os_error(exc, file=LOG_FILE) from exc
-    try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks), True
-    finally:
-        os.close(fd)
+        raise _log_error(exc) from exc
+    if len(data) > MAX_LOG_BYTES:
+        raise EvidenceLogError(LogReason.TOO_LARGE)
+    return data, True
 
 
 def iter_lines(data: bytes) -> Iterator[tuple[bytes, bool]]:

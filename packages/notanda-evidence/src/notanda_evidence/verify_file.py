@@ -1262,21 +1262,28 @@ def _run_verify(args: argparse.Namespace, out: Any, err: Any) -> int:
     return exit_code(records)
 
 
-class _Parser(argparse.ArgumentParser):
-    """An argument parser whose usage errors carry a remedy line, like the others."""
+class UsageParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors carry a remedy line, like every usage error.
+
+    ``remedy`` is formatted with ``prog``; subcommand parsers inherit the class.
+    """
+
+    remedy = "see {prog} --help"
 
     def error(self, message: str) -> NoReturn:
+        """Print the usage, the problem and the remedy, and exit 2."""
         self.print_usage(sys.stderr)
-        self.exit(
-            2,
-            f"error: {printable(message)}\nremedy: give one or more PATHs, each a record folder"
-            f" or an evidence root; see {self.prog} --help\n",
-        )
+        remedy = self.remedy.format(prog=self.prog)
+        self.exit(2, f"error: {printable(message)}\nremedy: {printable(remedy)}\n")
+
+
+class _VerifyParser(UsageParser):
+    remedy = "give one or more PATHs, each a record folder or an evidence root; see {prog} --help"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the stand-alone verifier's command line."""
-    parser = _Parser(
+    parser = _VerifyParser(
         prog="verify_file.py",
         description="Verify Notanda evidence records (schema version 1) with the stdlib only.",
         epilog="Exit codes: 0 intact, 1 a finding, 2 no verdict (usage or internal error),"
