@@ -280,13 +280,16 @@ def test_a_folder_with_nothing_to_check_is_a_usage_error(
     argv = [a.format(root=root, out=tmp_path / "bag") for a in COMMANDS[command]]
     code, _out, err = run(argv, capsys)
     assert code == 2
-    expected = (
-        "is a record folder, not an evidence root"
-        if folder == "record"
-        else "holds no evidence record: point "
-        f"{command} at the evidence root, the folder holding the 32-hex record folders"
-    )
-    assert expected in err
+    problem, remedy = err.splitlines()[-2:]
+    if folder == "record":
+        assert problem.endswith("is a record folder, not an evidence root")
+        assert remedy.startswith(f"remedy: point {command} at the folder that holds it")
+    else:
+        assert problem.endswith("holds no evidence record")
+        assert remedy == (
+            f"remedy: point {command} at the evidence root, the folder holding the 32-hex"
+            " record folders and .notanda/"
+        )
     assert not (tmp_path / "bag").exists()
 
 

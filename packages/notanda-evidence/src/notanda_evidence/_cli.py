@@ -324,7 +324,9 @@ def _export(args: argparse.Namespace) -> int:
     try:
         count, skipped = export_bagit(_root(args), args.bagit, ids=args.ids)
     except FileExistsError as exc:
-        raise _Usage(f"{args.bagit}: already exists", "give --bagit a path that does not exist yet") from exc
+        raise _Usage(
+            f"{args.bagit}: already exists", "give --bagit a path that does not exist yet"
+        ) from exc
     for evidence_id, outcome in skipped:
         _say(f"left out {evidence_id}: {outcome}", err=True)
     _say(f"exported {count} record(s) to {args.bagit}")
