@@ -219,7 +219,9 @@ class EvidenceService:
             if cancelled():
                 response["cancelled"] = True
             writer.write_provider(provider)
-            stored = writer.write_response(response)
+            # The same rule as request.json: the effective query is the
+            # caller's text, which may hold the key or the contact e-mail.
+            stored = writer.write_response(openalex.redact(response))
             seal = writer.seal()
         except EvidenceStorageError as exc:
             LOGGER.error("search %s failed before sealing: %s", evidence_id, exc.reason.value)
