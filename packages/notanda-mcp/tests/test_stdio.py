@@ -340,3 +340,38 @@ def test_stdin_from_dev_null_is_an_orderly_end(evidence_root: Path) -> None:
     assert done.stdout == b""
     assert disallowed_stderr_lines(done.stderr.decode()) == []
     assert "details withheld" not in done.stderr.decode()
+
+
+@pytest.mark.parametrize("ending", ["stdin-eof", "sigterm"])
+def test_a_call_in_flight_at_the_end_is_answered_before_the_exit(
+    evidence_root: Path, ending: str
+) -> None:
+    """The call is sent and the input ended at once; the answer still arrives."""
+    with _spawn(evidence_root, "--delay", "0.3") as process:
+        _send(process, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT})
+        assert _receive(process)["id"] == 0
+        _send(
+            process,
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            _search_request(1, "answered at the end"),
+        )
+        assert process.stdin is not None
+        if ending == "stdin-eof":
+            process.stdin.close()  # every call read before the end is served
+        else:
+            # A call that arrives after the signal is refused: wait until it runs.
+            deadline = time.monotonic() + 10
+            while not record_ids(evidence_root):
+                assert time.monotonic() < deadline, "the search never created its record"
+                time.sleep(0.01)
+            process.send_signal(signal.SIGTERM)
+        answer = _receive(process)
+        _, stderr = _finish(process, time.monotonic())
+    assert process.returncode == 0
+    assert answer["id"] == 1
+    content = answer["result"]["structuredContent"]
+    assert answer["result"]["isError"] is False, content
+    assert content["status"] == "ok"
+    assert_sealed(evidence_root, content["evidence_id"], content["receipt"])
+    assert logged_receipts(evidence_root, content["evidence_id"]) == [content["receipt"]]
+    assert disallowed_stderr_lines(stderr) == []
