@@ -39,6 +39,7 @@ from conftest import (
 from mcp import Client
 from mcp.client.stdio import stdio_client
 from notanda_evidence import Outcome, open_record
+from notanda_mcp._stdin import MAX_LINE_BYTES
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -374,4 +375,44 @@ def test_a_call_in_flight_at_the_end_is_answered_before_the_exit(
     assert content["status"] == "ok"
     assert_sealed(evidence_root, content["evidence_id"], content["receipt"])
     assert logged_receipts(evidence_root, content["evidence_id"]) == [content["receipt"]]
+    assert disallowed_stderr_lines(stderr) == []
+
+
+def _call_line(request_id: int, size: int) -> bytes:
+    """A ``search_literature`` request line of exactly *size* bytes (newline excluded)."""
+    message: dict[str, Any] = _search_request(request_id, "")
+    bare = len(json.dumps(message).encode())
+    message["params"]["arguments"]["query"] = "x" * (size - bare)
+    line = json.dumps(message).encode()
+    assert len(line) == size
+    return line + b"\n"
+
+
+def test_a_request_line_over_the_limit_is_refused_and_the_server_serves_on(
+    evidence_root: Path,
+) -> None:
+    with _spawn(evidence_root) as process:
+        _send(process, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT})
+        assert _receive(process)["id"] == 0
+        _send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        assert process.stdin is not None
+        process.stdin.write(_call_line(1, MAX_LINE_BYTES + 1))
+        process.stdin.write(_call_line(2, MAX_LINE_BYTES))
+        process.stdin.flush()
+        _send(process, _search_request(3, "still served"))
+        answers = {message["id"]: message for message in [_receive(process) for _ in range(3)]}
+        process.stdin.close()
+        _, stderr = _finish(process, time.monotonic())
+    assert answers[1] == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "error": {
+            "code": -32600,
+            "message": f"Request line too long: the limit is {MAX_LINE_BYTES} bytes",
+        },
+    }
+    # At the limit the line is read, and the schema refuses the query's length.
+    assert answers[2]["result"]["structuredContent"]["reason"] == "schema_maxLength"
+    assert answers[3]["result"]["structuredContent"]["status"] == "ok"
+    assert f"request line refused: over {MAX_LINE_BYTES} bytes" in stderr
     assert disallowed_stderr_lines(stderr) == []
