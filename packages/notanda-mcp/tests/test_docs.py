@@ -209,3 +209,12 @@ def test_the_storage_reasons_are_documented(errors_md: str) -> None:
 
     [listed] = re.findall(r"\(`storage_reason`: ([^)]*)\)", errors_md)
     assert set(re.findall(r"`([^`]+)`", listed)) == {reason.value for reason in StorageReason}
+
+
+def test_the_log_reasons_the_server_finds_are_documented(errors_md: str) -> None:
+    from notanda_mcp._guard import LogReason
+
+    [listed] = re.findall(r"\(`log_reason`: (.*?)\)\. Keep the receipt", errors_md)
+    assert set(re.findall(r"`(log_[a-z_]+)`", listed)) == {"log_shrunk"} | {
+        reason.value for reason in LogReason
+    }

@@ -23,9 +23,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._guard import RECORD_CONDITIONS, LogUnavailable, log_call
 from ._logging import LOGGER
 
 if TYPE_CHECKING:
@@ -251,12 +253,10 @@ class EvidenceService:
         stored: dict[str, Any],
         cancelled: bool,
     ) -> Reply:
-        from notanda_evidence import EvidenceLogError
-
         evidence_id = writer.evidence_id
         try:
-            appended = log.append(evidence_id, receipt)
-        except EvidenceLogError as exc:
+            appended = log_call(log, partial(log.append, evidence_id, receipt))
+        except LogUnavailable as exc:
             LOGGER.error("search %s sealed but not logged: %s", evidence_id, exc.reason)
             return Reply(
                 {
@@ -288,17 +288,22 @@ class EvidenceService:
 
     def get_evidence(self, arguments: Mapping[str, Any]) -> Reply:
         """Verify a stored record and return its response, without any provider call."""
-        from notanda_evidence import (
-            EntryType,
-            EvidenceLogError,
-            EvidenceStorageError,
-            Outcome,
-            open_record,
-        )
+        from notanda_evidence import EntryType, Outcome, is_evidence_id, open_record
 
         evidence_id = arguments.get("evidence_id")
         receipt = arguments.get("receipt")
-        result = open_record(self.root, evidence_id, receipt)
+        try:
+            result = open_record(self.root, evidence_id, receipt)
+        except RECORD_CONDITIONS as exc:
+            # A record file nested past the parser's depth or too large for
+            # memory: whatever its bytes, the record does not check out.
+            if not is_evidence_id(evidence_id):  # pragma: no cover - checked before any file
+                return Reply({"error": "invalid_evidence_id", "status": "error"}, is_error=True)
+            LOGGER.warning("retrieval %s: %s", evidence_id, f"integrity_failure ({type(exc).__name__})")
+            return Reply(
+                {"error": "integrity_failure", "evidence_id": evidence_id, "status": "error"},
+                is_error=True,
+            )
         if result.outcome is Outcome.INVALID_EVIDENCE_ID:
             LOGGER.info("retrieval %s: %s", "-", result.outcome.value)
             return Reply({"error": "invalid_evidence_id", "status": "error"}, is_error=True)
@@ -312,16 +317,11 @@ class EvidenceService:
                 {"error": result.outcome.value, "evidence_id": valid_id, "status": "error"},
                 is_error=True,
             )
+        log = self._evidence_log()
         try:
-            entries = self._evidence_log().lookup(valid_id)
-        except (EvidenceLogError, OSError) as exc:
-            # Reading the log raises a bare OSError when .notanda/ is not a
-            # folder (ENOTDIR); it is the same failure as an unreadable log.
-            log_reason = (
-                exc.reason
-                if isinstance(exc, EvidenceLogError)
-                else EvidenceStorageError.from_os_error(exc).reason.value
-            )
+            entries = log_call(log, partial(log.lookup, valid_id))
+        except LogUnavailable as exc:
+            log_reason = exc.reason
             LOGGER.error("retrieval %s: %s", valid_id, f"log unavailable ({log_reason})")
             return Reply(
                 {
