@@ -241,7 +241,9 @@ class EvidenceService:
         try:
             self._stage("provider_wait", evidence_id)
             remaining = SEARCH_DEADLINE_S - (time.monotonic() - started)
-            return openalex.search(request, deadline_s=max(remaining, 0.001))
+            return openalex.search(
+                request, deadline_s=max(remaining, 0.001), too_deep=_body_too_deep
+            )
         finally:
             self._slots.release()
 
@@ -417,6 +419,17 @@ def _from_result(
             },
         }
     return provider, response
+
+
+def _body_too_deep(body: bytes | bytearray) -> bool:
+    """The record's depth limit, for a body that provider.json holds one level down.
+
+    Checked before the body is parsed, so that a body a sealed record could
+    not hold is refused as ``provider_error`` ``too_deep`` and recorded as such.
+    """
+    from notanda_evidence.verify_file import MAX_JSON_DEPTH, json_depth_exceeds
+
+    return json_depth_exceeds(body if isinstance(body, bytes) else bytes(body), MAX_JSON_DEPTH - 1)
 
 
 def _storage_failure(exc: Any, evidence_id: str | None) -> Reply:
