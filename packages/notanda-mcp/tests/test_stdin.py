@@ -91,7 +91,7 @@ def test_an_unterminated_last_line_is_still_a_line() -> None:
         (b'{"id": 1.5}', None),
         (b'{"id": true}', None),
         (b'{"id": null}', None),
-        (b'[' * 5000, None),
+        (b"[" * 5000, None),
         (b'{"id": "unterminated', None),
         (b"", None),
     ],

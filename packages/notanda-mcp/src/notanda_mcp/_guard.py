@@ -85,7 +85,7 @@ def _bounded(work: Callable[[], T], timeout_s: float) -> T:
     def target() -> None:
         try:
             outcome.append((True, work()))
-        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+        except BaseException as exc:  # handed to the waiting thread, raised there
             outcome.append((False, exc))
 
     # A daemon: a thread stuck on a file it should never have met (a FIFO

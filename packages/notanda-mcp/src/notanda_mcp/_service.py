@@ -301,7 +301,8 @@ class EvidenceService:
             # memory: whatever its bytes, the record does not check out.
             if not is_evidence_id(evidence_id):  # pragma: no cover - checked before any file
                 return Reply({"error": "invalid_evidence_id", "status": "error"}, is_error=True)
-            LOGGER.warning("retrieval %s: %s", evidence_id, f"integrity_failure ({type(exc).__name__})")
+            condition = f"integrity_failure ({type(exc).__name__})"
+            LOGGER.warning("retrieval %s: %s", evidence_id, condition)
             return Reply(
                 {"error": "integrity_failure", "evidence_id": evidence_id, "status": "error"},
                 is_error=True,

@@ -189,7 +189,9 @@ class StoppableStdin:
         if self._pollable:
             await anyio.wait_readable(self._fd)
             return os.read(self._fd, CHUNK_BYTES)
-        return await anyio.to_thread.run_sync(os.read, self._fd, CHUNK_BYTES, abandon_on_cancel=True)
+        return await anyio.to_thread.run_sync(
+            os.read, self._fd, CHUNK_BYTES, abandon_on_cancel=True
+        )
 
     async def __anext__(self) -> str:
         while not self._stopped:
