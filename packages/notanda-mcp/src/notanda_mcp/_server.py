@@ -84,7 +84,9 @@ class _Calls:
 
     def answered(self, request_id: RequestId | None) -> None:
         """The answer to *request_id* was handed to the transport (or will never be sent)."""
-        if self.unanswered is not None and self.unanswered[request_id] > 0:
+        if self.unanswered is None or request_id is None:
+            return
+        if self.unanswered[request_id] > 0:
             self.unanswered[request_id] -= 1
             if not self.unanswered[request_id]:
                 del self.unanswered[request_id]
