@@ -207,6 +207,29 @@ def test_console_script_at_debug_level_never_leaks(tmp_path: Path) -> None:
     assert "REDACTED" in request["supplied"]["query"]
 
 
+def test_a_query_holding_the_key_and_the_e_mail_is_scrubbed_everywhere(
+    root: Path, tmp_path: Path
+) -> None:
+    """The query is stored in request.json and response.json and answered: one rule for all."""
+    config = tmp_path / "harvester.json"
+    config.write_text(json.dumps({"contact_email": EMAIL, "openalex": {"api_key": FILE_KEY}}))
+    config.chmod(0o600)
+    env = _clean_env(HARVESTER_CONFIG=str(config))
+    argv = launcher_argv(root, "--config", "env", "--log-level", "debug")
+    with RawSession(argv, env=env, stderr_path=tmp_path / "stderr.txt") as raw:
+        raw.start()
+        content, is_error = raw.search(f"{FILE_KEY} {EMAIL} Does X improve Y?")
+        assert not is_error, content
+        stored, failed = raw.get(content["evidence_id"], content["receipt"])
+        assert not failed, stored
+        assert raw.close() == 0
+        assert b"sealed" in raw.stderr
+        _assert_nowhere((FILE_KEY_CORE, EMAIL_CORE), root, raw)
+    assert content["query"].startswith("REDACTED REDACTED")
+    code, _ = verify_json(root, full=True)
+    assert code == 0
+
+
 @pytest.mark.parametrize(
     "text",
     [
