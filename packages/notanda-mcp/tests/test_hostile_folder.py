@@ -34,6 +34,14 @@ def _log_path(root: Path) -> Path:
     return root / ".notanda" / "log.jsonl"
 
 
+def _assert_sealed_but_unlogged(root: Path, content: Any, log_reason: str) -> None:
+    """A search answer naming the log's failure, with the receipt of its sealed record."""
+    assert content is not None
+    assert (content["error"], content["log_reason"]) == ("evidence_log_unavailable", log_reason)
+    assert content["persisted"] is True
+    assert_sealed(root, content["evidence_id"], content["receipt"])
+
+
 def _replace_consistently(folder: Path, name: str, data: bytes) -> None:
     """Put *data* in a record file and its size and digest in the manifest."""
     (folder / name).write_bytes(data)
@@ -107,14 +115,7 @@ async def test_a_fifo_as_the_log_is_reported_never_waited_on(evidence_root: Path
         "status": "error",
     }
     for result in (found, later):
-        content = result.structured_content
-        assert content is not None
-        assert (content["error"], content["log_reason"]) == (
-            "evidence_log_unavailable",
-            "log_not_a_file",
-        )
-        assert content["persisted"] is True
-        assert_sealed(evidence_root, content["evidence_id"], content["receipt"])
+        _assert_sealed_but_unlogged(evidence_root, result.structured_content, "log_not_a_file")
 
 
 async def test_a_log_that_never_answers_is_reported_after_the_deadline(
@@ -144,7 +145,4 @@ async def test_a_log_that_never_answers_is_reported_after_the_deadline(
         "log_reason": "log_timeout",
         "status": "error",
     }
-    content = found.structured_content
-    assert content is not None
-    assert (content["error"], content["log_reason"]) == ("evidence_log_unavailable", "log_timeout")
-    assert_sealed(evidence_root, content["evidence_id"], content["receipt"])
+    _assert_sealed_but_unlogged(evidence_root, found.structured_content, "log_timeout")
