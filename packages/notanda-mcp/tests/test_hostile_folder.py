@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import notanda_evidence
 import notanda_mcp._guard
 import pytest
 from conftest import HEX64, assert_sealed, call, make_server, open_session, seal_record
@@ -71,6 +72,31 @@ async def test_a_deep_nested_record_file_is_an_integrity_failure(
             "evidence_id": evidence_id,
             "status": "error",
         }
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [MemoryError(), PermissionError(13, "denied"), UnicodeDecodeError("utf-8", b"", 0, 1, "x")],
+    ids=["too-large-for-memory", "unreadable", "undecodable"],
+)
+async def test_whatever_reading_a_record_raises_is_an_integrity_failure(
+    evidence_root: Path, monkeypatch: pytest.MonkeyPatch, condition: Exception
+) -> None:
+    """The server's own guard, whatever the reader lets through."""
+    evidence_id, _ = seal_record(evidence_root)
+
+    def raising(*args: Any, **kwargs: Any) -> Any:
+        raise condition
+
+    monkeypatch.setattr(notanda_evidence, "open_record", raising)
+    server = make_server(evidence_root)
+    async with open_session(server, "legacy") as client:
+        result = await call(client, GET, {"evidence_id": evidence_id})
+    assert result.structured_content == {
+        "error": "integrity_failure",
+        "evidence_id": evidence_id,
+        "status": "error",
+    }
 
 
 async def test_a_search_after_a_deep_nested_log_line_returns_its_receipt(

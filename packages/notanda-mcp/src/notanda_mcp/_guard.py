@@ -9,7 +9,7 @@ most of these conditions themselves; this module is the server's own
 guard, so that an answer never depends on every reader getting every case
 right:
 
-* :data:`RECORD_CONDITIONS` are the exceptions reading a record may raise;
+* :func:`record_conditions` are the exceptions reading a record may raise;
   ``get_evidence`` answers them as ``integrity_failure``.
 * :func:`log_call` runs one log operation: it refuses a log that is not a
   regular file without opening it (opening a FIFO blocks), runs the
@@ -30,21 +30,23 @@ from typing import TYPE_CHECKING, TypeVar
 if TYPE_CHECKING:
     from notanda_evidence import EvidenceLog
 
-__all__ = ["LOG_DEADLINE_S", "RECORD_CONDITIONS", "LogReason", "LogUnavailable", "log_call"]
+__all__ = ["LOG_DEADLINE_S", "LogReason", "LogUnavailable", "log_call", "record_conditions"]
 
 T = TypeVar("T")
 
 #: How long one read of, or append to, the log may take before the answer says so.
 LOG_DEADLINE_S = 10.0
 
-#: What reading a record may raise besides findings: a file nested past the
-#: parser's depth, too large for memory, unreadable, or undecodable.
-RECORD_CONDITIONS: tuple[type[BaseException], ...] = (
-    RecursionError,
-    MemoryError,
-    OSError,
-    ValueError,
-)
+
+def record_conditions() -> tuple[type[Exception], ...]:
+    """What reading a record may raise besides findings.
+
+    A file nested past the parser's depth, too large for memory, unreadable
+    or undecodable, and the evidence package's own storage error.
+    """
+    from notanda_evidence import EvidenceStorageError
+
+    return (EvidenceStorageError, RecursionError, MemoryError, OSError, ValueError)
 
 
 class LogReason(StrEnum):

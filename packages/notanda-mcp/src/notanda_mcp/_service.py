@@ -27,7 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._guard import RECORD_CONDITIONS, LogUnavailable, log_call
+from ._guard import LogUnavailable, log_call, record_conditions
 from ._logging import LOGGER
 
 if TYPE_CHECKING:
@@ -296,7 +296,7 @@ class EvidenceService:
         receipt = arguments.get("receipt")
         try:
             result = open_record(self.root, evidence_id, receipt)
-        except RECORD_CONDITIONS as exc:
+        except record_conditions() as exc:
             # A record file nested past the parser's depth or too large for
             # memory: whatever its bytes, the record does not check out.
             if not is_evidence_id(evidence_id):  # pragma: no cover - checked before any file
