@@ -378,6 +378,23 @@ def test_a_call_in_flight_at_the_end_is_answered_before_the_exit(
     assert disallowed_stderr_lines(stderr) == []
 
 
+def test_a_client_that_closes_both_pipes_leaves_an_orderly_exit(evidence_root: Path) -> None:
+    """The answer cannot be delivered (stdout is gone): the record is sealed, the exit is 0."""
+    with _spawn(evidence_root, "--delay", "0.3") as process:
+        evidence_id = _start_search(process, evidence_root)
+        assert process.stdout is not None
+        assert process.stdin is not None
+        process.stdout.close()
+        process.stdin.close()
+        _, stderr = _finish(process, time.monotonic())
+    assert process.returncode == 0, stderr
+    receipts = logged_receipts(evidence_root, evidence_id)
+    assert len(receipts) == 1
+    assert_sealed(evidence_root, evidence_id, receipts[0])
+    assert "the client closed stdout before the last answers" in stderr
+    assert disallowed_stderr_lines(stderr) == []
+
+
 def _call_line(request_id: int, size: int) -> bytes:
     """A ``search_literature`` request line of exactly *size* bytes (newline excluded)."""
     message: dict[str, Any] = _search_request(request_id, "")

@@ -339,17 +339,24 @@ class NotandaServer:
                 await _refuse_line(transport[0], refused)
 
         stdin = StoppableStdin(on_end=self.calls.drain_at_end, on_too_long=on_too_long)
-        async with (
-            stdio_server(stdin=cast(Any, stdin)) as (read, write),
-            anyio.create_task_group() as tasks,
-        ):
-            transport.append(write)
-            if sys.platform != "win32":
-                tasks.start_soon(self._watch_signals, stdin)
-            await self.lowlevel.run(
-                read, _AnswerWatch(write, self.calls), self.lowlevel.create_initialization_options()
-            )
-            tasks.cancel_scope.cancel()
+        try:
+            async with (
+                stdio_server(stdin=cast(Any, stdin)) as (read, write),
+                anyio.create_task_group() as tasks,
+            ):
+                transport.append(write)
+                if sys.platform != "win32":
+                    tasks.start_soon(self._watch_signals, stdin)
+                await self.lowlevel.run(
+                    read,
+                    _AnswerWatch(write, self.calls),
+                    self.lowlevel.create_initialization_options(),
+                )
+                tasks.cancel_scope.cancel()
+        except* (BrokenPipeError, ConnectionResetError):
+            # The client closed its end before the last answers: nobody is
+            # left to deliver them to, and the records are sealed regardless.
+            LOGGER.info("the client closed stdout before %s", "the last answers")
 
     async def _watch_signals(self, stdin: StoppableStdin) -> None:
         async def drain() -> None:
