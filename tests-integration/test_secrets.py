@@ -52,6 +52,14 @@ def _clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def _owner_only_config(tmp_path: Path) -> Path:
+    """A configuration file (mode 0600) with the file key and the contact e-mail."""
+    config = tmp_path / "harvester.json"
+    config.write_text(json.dumps({"contact_email": EMAIL, "openalex": {"api_key": FILE_KEY}}))
+    config.chmod(0o600)
+    return config
+
+
 def _every_file(root: Path) -> Iterator[Path]:
     for path in sorted(root.rglob("*")):
         if path.is_file() and not path.is_symlink():
@@ -155,9 +163,7 @@ def test_key_from_the_environment_never_leaks(root: Path, tmp_path: Path, era: s
 def test_key_and_email_from_an_owner_only_config_file_never_leak(
     root: Path, tmp_path: Path
 ) -> None:
-    config = tmp_path / "harvester.json"
-    config.write_text(json.dumps({"contact_email": EMAIL, "openalex": {"api_key": FILE_KEY}}))
-    config.chmod(0o600)
+    config = _owner_only_config(tmp_path)
     provider_log = tmp_path / "provider.log"
     env = _clean_env(HARVESTER_CONFIG=str(config), NOTANDA_IT_ECHO=json.dumps([EMAIL, FILE_KEY]))
     argv = _echo_argv(root, provider_log)
@@ -205,6 +211,26 @@ def test_console_script_at_debug_level_never_leaks(tmp_path: Path) -> None:
         _assert_nowhere((KEY_CORE, FILE_KEY_CORE, EMAIL_CORE), root, raw)
     request = json.loads((root / content["evidence_id"] / "request.json").read_bytes())
     assert "REDACTED" in request["supplied"]["query"]
+
+
+def test_a_query_holding_the_key_and_the_e_mail_is_scrubbed_everywhere(
+    root: Path, tmp_path: Path
+) -> None:
+    """The query is stored in request.json and response.json and answered: one rule for all."""
+    env = _clean_env(HARVESTER_CONFIG=str(_owner_only_config(tmp_path)))
+    argv = launcher_argv(root, "--config", "env", "--log-level", "debug")
+    with RawSession(argv, env=env, stderr_path=tmp_path / "stderr.txt") as raw:
+        raw.start()
+        content, is_error = raw.search(f"{FILE_KEY} {EMAIL} Does X improve Y?")
+        assert not is_error, content
+        stored, failed = raw.get(content["evidence_id"], content["receipt"])
+        assert not failed, stored
+        assert raw.close() == 0
+        assert b"sealed" in raw.stderr
+        _assert_nowhere((FILE_KEY_CORE, EMAIL_CORE), root, raw)
+    assert content["query"].startswith("REDACTED REDACTED")
+    code, _ = verify_json(root, full=True)
+    assert code == 0
 
 
 @pytest.mark.parametrize(

@@ -261,3 +261,13 @@ def test_every_detail_reason_and_configuration_problem_has_its_remedy_documented
     [table] = _tables(start_up)
     messages = {_first_code(row[0]): row[1] for row in table[1:]}
     assert messages == {p.value: str(ConfigurationError(p)) for p in ConfigProblem}
+
+
+def test_the_log_reasons_the_server_finds_are_documented(errors_md: str) -> None:
+    from notanda_evidence import LogReason
+    from notanda_mcp._guard import ServerLogReason
+
+    [listed] = re.findall(r"\(`log_reason`: (.*?)\)\. Keep the receipt", errors_md)
+    assert set(re.findall(r"`(log_[a-z_]+)`", listed)) == {r.value for r in LogReason} | {
+        r.value for r in ServerLogReason
+    }

@@ -68,6 +68,52 @@ async def test_a_key_configured_at_debug_level_never_leaves_the_process(
         assert KEY.encode() not in path.read_bytes(), path
 
 
+EMAIL = "owner.NOTANDA-mail-Zk4@example.org"
+
+
+@pytest.mark.timeout(60)
+async def test_a_query_holding_the_key_and_the_e_mail_is_scrubbed_everywhere(
+    evidence_root: Path, errlog: Any, tmp_path: Path
+) -> None:
+    """The query is the caller's text: stored and answered with the rule of request.json."""
+    config = tmp_path / "harvester.json"
+    config.write_text(json.dumps({"contact_email": EMAIL}))
+    config.chmod(0o600)
+    params = launcher_params(evidence_root, "--log-level", "debug", cwd=evidence_root.parent)
+    assert params.env is not None
+    params.env["HARVESTER_CONFIG"] = str(config)
+    answers: list[str] = []
+    async with Client(
+        stdio_client(params, errlog=errlog), mode=ERAS[0], client_info=CLIENT_INFO
+    ) as client:
+        found = await call(client, "search_literature", {"query": f"{KEY} {EMAIL} open science"})
+        answers.append(found.model_dump_json(by_alias=True))
+        content = found.structured_content
+        assert content is not None
+        assert found.is_error is False, content
+        got = await call(
+            client,
+            "get_evidence",
+            {"evidence_id": content["evidence_id"], "receipt": content["receipt"]},
+        )
+        assert got.is_error is False
+        answers.append(got.model_dump_json(by_alias=True))
+    errlog.flush()
+    stderr = Path(errlog.name).read_text(encoding="utf-8")
+    assert content["query"] == "REDACTED REDACTED open science"
+    assert "sealed: ok" in stderr
+    secrets = (KEY, EMAIL, EMAIL.replace("@", "%40"))
+    for secret in secrets:
+        assert secret not in stderr
+        for answer in answers:
+            assert secret not in answer
+    files = [p for p in evidence_root.rglob("*") if p.is_file()]
+    assert {p.name for p in files} >= {"request.json", "response.json", "provider.json"}
+    for path in files:
+        for secret in secrets:
+            assert secret.encode() not in path.read_bytes(), path
+
+
 GATE_SCRIPT = textwrap.dedent(
     """
     import logging, sys, threading, warnings

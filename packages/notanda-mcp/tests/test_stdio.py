@@ -40,6 +40,7 @@ from conftest import (
 from mcp import Client
 from mcp.client.stdio import stdio_client
 from notanda_evidence import Outcome, open_record
+from notanda_mcp._stdin import MAX_LINE_BYTES
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -343,3 +344,95 @@ def test_stdin_from_dev_null_is_an_orderly_end(evidence_root: Path) -> None:
     assert done.stdout == b""
     assert disallowed_stderr_lines(done.stderr.decode()) == []
     assert "details withheld" not in done.stderr.decode()
+
+
+@pytest.mark.parametrize("ending", ["stdin-eof", "sigterm"])
+def test_a_call_in_flight_at_the_end_is_answered_before_the_exit(
+    evidence_root: Path, ending: str
+) -> None:
+    """The call is sent and the input ended at once; the answer still arrives."""
+    with _spawn(evidence_root, "--delay", "0.3") as process:
+        _send(process, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT})
+        assert _receive(process)["id"] == 0
+        _send(
+            process,
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            _search_request(1, "answered at the end"),
+        )
+        assert process.stdin is not None
+        if ending == "stdin-eof":
+            process.stdin.close()  # every call read before the end is served
+        else:
+            # A call that arrives after the signal is refused: wait until it runs.
+            deadline = time.monotonic() + 10
+            while not record_ids(evidence_root):
+                assert time.monotonic() < deadline, "the search never created its record"
+                time.sleep(0.01)
+            process.send_signal(signal.SIGTERM)
+        answer = _receive(process)
+        _, stderr = _finish(process, time.monotonic())
+    assert process.returncode == 0
+    assert answer["id"] == 1
+    content = answer["result"]["structuredContent"]
+    assert answer["result"]["isError"] is False, content
+    assert content["status"] == "ok"
+    assert_sealed(evidence_root, content["evidence_id"], content["receipt"])
+    assert logged_receipts(evidence_root, content["evidence_id"]) == [content["receipt"]]
+    assert disallowed_stderr_lines(stderr) == []
+
+
+def test_a_client_that_closes_both_pipes_leaves_an_orderly_exit(evidence_root: Path) -> None:
+    """The answer cannot be delivered (stdout is gone): the record is sealed, the exit is 0."""
+    with _spawn(evidence_root, "--delay", "0.3") as process:
+        evidence_id = _start_search(process, evidence_root)
+        assert process.stdout is not None
+        assert process.stdin is not None
+        process.stdout.close()
+        process.stdin.close()
+        _, stderr = _finish(process, time.monotonic())
+    assert process.returncode == 0, stderr
+    receipts = logged_receipts(evidence_root, evidence_id)
+    assert len(receipts) == 1
+    assert_sealed(evidence_root, evidence_id, receipts[0])
+    assert "the client closed stdout before the last answers" in stderr
+    assert disallowed_stderr_lines(stderr) == []
+
+
+def _call_line(request_id: int, size: int) -> bytes:
+    """A ``search_literature`` request line of exactly *size* bytes (newline excluded)."""
+    message: dict[str, Any] = _search_request(request_id, "")
+    bare = len(json.dumps(message).encode())
+    message["params"]["arguments"]["query"] = "x" * (size - bare)
+    line = json.dumps(message).encode()
+    assert len(line) == size
+    return line + b"\n"
+
+
+def test_a_request_line_over_the_limit_is_refused_and_the_server_serves_on(
+    evidence_root: Path,
+) -> None:
+    with _spawn(evidence_root) as process:
+        _send(process, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT})
+        assert _receive(process)["id"] == 0
+        _send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        assert process.stdin is not None
+        process.stdin.write(_call_line(1, MAX_LINE_BYTES + 1))
+        process.stdin.write(_call_line(2, MAX_LINE_BYTES))
+        process.stdin.flush()
+        _send(process, _search_request(3, "still served"))
+        answers = {message["id"]: message for message in [_receive(process) for _ in range(3)]}
+        process.stdin.close()
+        _, stderr = _finish(process, time.monotonic())
+    assert answers[1] == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "error": {
+            "code": -32600,
+            "message": f"Request line too long: the limit is {MAX_LINE_BYTES} bytes",
+        },
+    }
+    # At the limit the line is read, and the schema refuses the query's length.
+    assert answers[2]["result"]["structuredContent"]["reason"] == "schema_maxLength"
+    assert answers[3]["result"]["structuredContent"]["status"] == "ok"
+    assert f"request line refused: over {MAX_LINE_BYTES} bytes" in stderr
+    assert disallowed_stderr_lines(stderr) == []

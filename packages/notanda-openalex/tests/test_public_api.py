@@ -103,6 +103,7 @@ def test_stable_codes() -> None:
         "timeout",
         "transport_error",
         "too_large",
+        "too_deep",
         "malformed_json",
         "undecodable",
         "unexpected_shape",

@@ -695,6 +695,35 @@ def test_oversized_page_is_too_large(clock: FakeClock) -> None:
     assert result.observation.attempt.body_bytes == BODY_CEILING_BYTES + 1
 
 
+def test_a_body_the_callers_depth_check_refuses_is_too_deep_and_not_parsed(
+    clock: FakeClock,
+) -> None:
+    deep = b'{"meta":{"count":0},"results":[' + b"[" * 100_000 + b"]" * 100_000 + b"]}"
+    seen: list[int] = []
+
+    def too_deep(body: bytes | bytearray) -> bool:
+        seen.append(len(body))
+        return True
+
+    client, _ = make_client(lambda request: httpx.Response(200, content=deep), clock)
+    result = client.search(prepare_search("deep", 5), too_deep=too_deep)
+    assert_provider_error(result, ProviderReason.TOO_DEEP, 200)
+    assert seen == [len(deep)]  # the decoded body, once, before any parsing
+    assert result.observation.capture is Capture.NON_JSON_BODY_NOT_RETAINED
+    assert result.observation.body_canonical is None
+    assert result.observation.attempt is not None
+    assert result.observation.attempt.error_type == "too_deep"
+    assert result.observation.attempt.body_bytes == len(deep)
+
+
+def test_a_body_the_depth_check_passes_is_parsed_as_before(clock: FakeClock) -> None:
+    body = json.dumps(PAGE).encode()
+    client, _ = make_client(lambda request: httpx.Response(200, content=body), clock)
+    result = client.search(prepare_search("shallow", 5), too_deep=lambda body: False)
+    assert result.ok
+    assert [work.openalex_id for work in result.works] == ["W1", "W2"]
+
+
 def test_declared_oversized_length_is_not_read(clock: FakeClock) -> None:
     stream = ChunkStream([b"{}"])
     result = run(

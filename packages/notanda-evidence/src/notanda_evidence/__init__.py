@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         EvidenceLogError,
         Head,
         LogEntry,
+        LogReason,
         format_timestamp,
     )
     from ._store import (
@@ -90,6 +91,7 @@ _EXPORTS = {
     "LogCode": "._audit",
     "LogEntry": "._log",
     "LogFinding": "._audit",
+    "LogReason": "._log",
     "Outcome": ".verify_file",
     "ProofError": "._collection",
     "RecordResult": ".verify_file",
@@ -164,6 +166,7 @@ __all__ = [
     "LogCode",
     "LogEntry",
     "LogFinding",
+    "LogReason",
     "ProofError",
     "adopt",
     "audit",

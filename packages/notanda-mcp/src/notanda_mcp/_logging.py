@@ -40,6 +40,8 @@ ALLOWED = frozenset(
         "shutting down (%s)",
         "unexpected %s in %s; answered as %s",
         "code digest %s",
+        "request line refused: over %d bytes",
+        "the client closed stdout before %s",
     }
 )
 #: Libraries whose records are reduced and capped at WARNING.

@@ -11,8 +11,9 @@ blocking work runs in a worker thread inside a shielded scope, so that:
   while a search waits on OpenAlex;
 * a search the client cancels still finishes and seals its record;
 * on stdin EOF or SIGTERM the server stops taking calls, waits at most
-  :data:`SHUTDOWN_GRACE_S` for searches in flight, and leaves anything
-  unsealed as an incomplete record.
+  :data:`SHUTDOWN_GRACE_S` for searches in flight, answers each of them
+  before the transport closes, and leaves anything unsealed as an
+  incomplete record.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ import os
 import signal
 import sys
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -33,22 +35,27 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 
 from ._cli import EXIT_FORCED
 from ._logging import LOGGER
 from ._schemas import GET_EVIDENCE, TOOLS
 from ._service import EvidenceService, Reply
+from ._stdin import MAX_LINE_BYTES, LineTooLong, StoppableStdin
 from ._version import __version__
 
 if TYPE_CHECKING:
     import httpx
     from mcp.server.context import ServerRequestContext
+    from mcp_types import RequestId
     from notanda_evidence import StageCallback
 
 __all__ = ["SHUTDOWN_GRACE_S", "NotandaServer", "build_server"]
 
 SERVER_NAME = "notanda-mcp"
 SHUTDOWN_GRACE_S = 2.0
+#: After the grace, how long the last answers may take to reach the transport.
+_ANSWER_MARGIN_S = 1.0
 INSTRUCTIONS = (
     "Use search_literature to find open-access scholarly works; each call returns an "
     "evidence_id and a receipt. Cite only works these tools returned, and keep the "
@@ -68,6 +75,21 @@ class _Calls:
         self._scopes: set[anyio.CancelScope] = set()
         self._idle = threading.Event()
         self._idle.set()
+        #: Over stdio: the ids of calls whose answer the transport has not yet taken.
+        self.unanswered: Counter[RequestId] | None = None
+
+    def expect_answer(self, request_id: RequestId | None) -> None:
+        if self.unanswered is not None and request_id is not None:
+            self.unanswered[request_id] += 1
+
+    def answered(self, request_id: RequestId | None) -> None:
+        """The answer to *request_id* was handed to the transport (or will never be sent)."""
+        if self.unanswered is None or request_id is None:
+            return
+        if self.unanswered[request_id] > 0:
+            self.unanswered[request_id] -= 1
+            if not self.unanswered[request_id]:
+                del self.unanswered[request_id]
 
     @contextmanager
     def track(self, scope: anyio.CancelScope) -> Iterator[None]:
@@ -96,9 +118,22 @@ class _Calls:
         for scope in list(self._scopes):
             scope.deadline = min(scope.deadline, deadline)
 
-    async def wait_idle(self) -> None:
-        while self.count:
-            await anyio.sleep(0.01)
+    async def drain_at_end(self) -> None:
+        """At the end of input: serve every call already read, then :meth:`drain`."""
+        # The SDK starts a handler for each request read before the end; let
+        # them start (and count themselves) before new calls are refused.
+        with anyio.move_on_after(_ANSWER_MARGIN_S):
+            await anyio.wait_all_tasks_blocked()
+        await self.drain()
+
+    async def drain(self) -> None:
+        """Stop taking calls; return once those in flight are answered or abandoned."""
+        self.close(SHUTDOWN_GRACE_S)
+        # Every call ends inside the grace (its scope's deadline); the margin
+        # only bounds the wait for answers that the transport never takes.
+        with anyio.move_on_after(SHUTDOWN_GRACE_S + _ANSWER_MARGIN_S):
+            while self.count or self.unanswered:
+                await anyio.sleep(0.01)
 
 
 class _Refusal(Exception):
@@ -201,6 +236,21 @@ class NotandaServer:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        self.calls.expect_answer(ctx.request_id)
+        requested = _cancel_requested(ctx)
+        result = await self._answer(ctx, params, requested)
+        # No await from here to the SDK's own check: it never answers a call
+        # its client cancelled, so nothing is left to wait for at shutdown.
+        if requested():
+            self.calls.answered(ctx.request_id)
+        return result
+
+    async def _answer(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        params: types.CallToolRequestParams,
+        requested: Callable[[], bool],
+    ) -> types.CallToolResult:
         if params.name not in TOOLS:
             raise MCPError(types.INVALID_PARAMS, "Unknown tool")
         if self.calls.closing:
@@ -228,7 +278,6 @@ class NotandaServer:
         if params.name == GET_EVIDENCE:
             work: Callable[[], Reply] = partial(self.service.get_evidence, arguments)
             return _result(await self._run(work))
-        requested = _cancel_requested(ctx)
         cancelled = threading.Event()
         created: list[str] = []
         work = partial(
@@ -275,25 +324,43 @@ class NotandaServer:
 
     async def serve_stdio(self) -> None:
         """Serve one client over stdin and stdout."""
-        stdin = _StoppableStdin(on_end=lambda: self.calls.close(SHUTDOWN_GRACE_S))
         LOGGER.info(
             "notanda-mcp %s serving %s on stdio (pid %d)",
             __version__,
             "an evidence root",
             os.getpid(),
         )
-        async with (
-            stdio_server(stdin=cast(Any, stdin)) as (read, write),
-            anyio.create_task_group() as tasks,
-        ):
-            if sys.platform != "win32":
-                tasks.start_soon(self._watch_signals, stdin)
-            await self.lowlevel.run(read, write, self.lowlevel.create_initialization_options())
-            tasks.cancel_scope.cancel()
+        self.calls.unanswered = Counter()
+        transport: list[Any] = []  # the write side, once stdio_server has made it
 
-    async def _watch_signals(self, stdin: _StoppableStdin) -> None:
+        async def on_too_long(refused: LineTooLong) -> None:
+            LOGGER.warning("request line refused: over %d bytes", MAX_LINE_BYTES)
+            if transport:
+                await _refuse_line(transport[0], refused)
+
+        stdin = StoppableStdin(on_end=self.calls.drain_at_end, on_too_long=on_too_long)
+        try:
+            async with (
+                stdio_server(stdin=cast(Any, stdin)) as (read, write),
+                anyio.create_task_group() as tasks,
+            ):
+                transport.append(write)
+                if sys.platform != "win32":
+                    tasks.start_soon(self._watch_signals, stdin)
+                await self.lowlevel.run(
+                    read,
+                    _AnswerWatch(write, self.calls),
+                    self.lowlevel.create_initialization_options(),
+                )
+                tasks.cancel_scope.cancel()
+        except* (BrokenPipeError, ConnectionResetError):
+            # The client closed its end before the last answers: nobody is
+            # left to deliver them to, and the records are sealed regardless.
+            LOGGER.info("the client closed stdout before %s", "the last answers")
+
+    async def _watch_signals(self, stdin: StoppableStdin) -> None:
         async def drain() -> None:
-            await self.calls.wait_idle()
+            await self.calls.drain()
             stdin.stop()
 
         signalled = False
@@ -307,7 +374,6 @@ class NotandaServer:
                     # SIGTERM two seconds after EOF) only joins the drain under way.
                     signalled = True
                     LOGGER.info("shutting down (%s)", signal.Signals(signum).name)
-                    self.calls.close(SHUTDOWN_GRACE_S)
                     draining.start_soon(drain)
 
     def run(self) -> None:
@@ -322,6 +388,44 @@ class NotandaServer:
             # Worker threads that overran the grace period are not daemons; exit
             # without joining them. Their records stay incomplete, never corrupt.
             os._exit(0)
+
+
+async def _refuse_line(write: Any, refused: LineTooLong) -> None:
+    """Answer a request line over the limit with JSON-RPC ``-32600``, unread."""
+    error = types.JSONRPCError(
+        jsonrpc="2.0",
+        id=refused.request_id,
+        error=types.ErrorData(
+            code=types.INVALID_REQUEST,
+            message=f"Request line too long: the limit is {MAX_LINE_BYTES} bytes",
+        ),
+    )
+    with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+        await write.send(SessionMessage(error))
+
+
+class _AnswerWatch:
+    """The transport's write side, noting each answer it takes (see :meth:`_Calls.drain`)."""
+
+    def __init__(self, inner: Any, calls: _Calls) -> None:
+        self._inner = inner
+        self._calls = calls
+
+    async def send(self, item: SessionMessage) -> None:
+        await self._inner.send(item)
+        message = item.message
+        if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
+            self._calls.answered(message.id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def __aenter__(self) -> _AnswerWatch:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._inner.__aexit__(*exc)
 
 
 def _cancel_requested(ctx: ServerRequestContext[Any, Any]) -> Callable[[], bool]:
@@ -353,68 +457,6 @@ async def _watch_cancellation(cancelled: threading.Event, calls: _Calls) -> None
         if not calls.closing:
             cancelled.set()
         raise
-
-
-class _StoppableStdin:
-    """Lines from fd 0 for ``stdio_server(stdin=...)``, readable without a thread.
-
-    The SDK's own reader blocks in a worker thread that cannot be cancelled,
-    so a server could not stop on SIGTERM while the client keeps stdin open.
-    This one waits with ``anyio.wait_readable`` where it can, can be stopped,
-    and reports the end of input before the SDK cancels the calls in flight.
-    """
-
-    def __init__(self, on_end: Callable[[], None], fd: int = 0) -> None:
-        import codecs
-        import stat
-
-        self._fd = fd
-        self._on_end = on_end
-        self._buffer = ""
-        self._eof = False
-        self._stopped = False
-        self._scope: anyio.CancelScope | None = None
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        mode = os.fstat(fd).st_mode
-        # Pipes, sockets and terminals can be polled; other character devices
-        # cannot (epoll refuses /dev/null with EPERM), so they are read in a thread.
-        self._pollable = sys.platform != "win32" and (
-            stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
-        )
-
-    def stop(self) -> None:
-        self._stopped = True
-        if self._scope is not None:
-            self._scope.cancel()
-
-    def __aiter__(self) -> _StoppableStdin:
-        return self
-
-    async def _chunk(self) -> bytes:
-        if self._pollable:
-            await anyio.wait_readable(self._fd)
-            return os.read(self._fd, 1 << 16)
-        return await anyio.to_thread.run_sync(os.read, self._fd, 1 << 16, abandon_on_cancel=True)
-
-    async def __anext__(self) -> str:
-        while "\n" not in self._buffer and not self._eof and not self._stopped:
-            with anyio.CancelScope() as self._scope:
-                chunk = await self._chunk()
-                if chunk:
-                    self._buffer += self._decoder.decode(chunk)
-                else:
-                    self._eof = True
-                    self._buffer += self._decoder.decode(b"", final=True)
-            self._scope = None
-        if not self._stopped:
-            if "\n" in self._buffer:
-                line, self._buffer = self._buffer.split("\n", 1)
-                return line + "\n"
-            if self._buffer.strip():
-                line, self._buffer = self._buffer, ""
-                return line
-        self._on_end()
-        raise StopAsyncIteration
 
 
 def build_server(

@@ -23,9 +23,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._guard import LogUnavailable, log_call, record_conditions
 from ._logging import LOGGER
 
 if TYPE_CHECKING:
@@ -249,7 +251,9 @@ class EvidenceService:
             if cancelled():
                 response["cancelled"] = True
             writer.write_provider(provider)
-            stored = writer.write_response(response)
+            # The same rule as request.json: the effective query is the
+            # caller's text, which may hold the key or the contact e-mail.
+            stored = writer.write_response(openalex.redact(response))
             seal = writer.seal()
         except EvidenceStorageError as exc:
             LOGGER.error("search %s failed before sealing: %s", evidence_id, exc.reason.value)
@@ -267,7 +271,9 @@ class EvidenceService:
         try:
             self._stage("provider_wait", evidence_id)
             remaining = SEARCH_DEADLINE_S - (time.monotonic() - started)
-            return openalex.search(request, deadline_s=max(remaining, 0.001))
+            return openalex.search(
+                request, deadline_s=max(remaining, 0.001), too_deep=_body_too_deep
+            )
         finally:
             self._slots.release()
 
@@ -279,12 +285,10 @@ class EvidenceService:
         stored: dict[str, Any],
         cancelled: bool,
     ) -> Reply:
-        from notanda_evidence import EvidenceLogError
-
         evidence_id = writer.evidence_id
         try:
-            appended = log.append(evidence_id, receipt)
-        except EvidenceLogError as exc:
+            appended = log_call(log, partial(log.append, evidence_id, receipt))
+        except LogUnavailable as exc:
             LOGGER.error("search %s sealed but not logged: %s", evidence_id, exc.reason)
             return Reply(
                 {
@@ -317,17 +321,23 @@ class EvidenceService:
 
     def get_evidence(self, arguments: Mapping[str, Any]) -> Reply:
         """Verify a stored record and return its response, without any provider call."""
-        from notanda_evidence import (
-            EntryType,
-            EvidenceLogError,
-            EvidenceStorageError,
-            Outcome,
-            open_record,
-        )
+        from notanda_evidence import EntryType, Outcome, is_evidence_id, open_record
 
         evidence_id = arguments.get("evidence_id")
         receipt = arguments.get("receipt")
-        result = open_record(self.root, evidence_id, receipt)
+        try:
+            result = open_record(self.root, evidence_id, receipt)
+        except record_conditions() as exc:
+            # A record file nested past the parser's depth or too large for
+            # memory: whatever its bytes, the record does not check out.
+            if not is_evidence_id(evidence_id):  # pragma: no cover - checked before any file
+                return Reply({"error": "invalid_evidence_id", "status": "error"}, is_error=True)
+            condition = f"integrity_failure ({type(exc).__name__})"
+            LOGGER.warning("retrieval %s: %s", evidence_id, condition)
+            return Reply(
+                {"error": "integrity_failure", "evidence_id": evidence_id, "status": "error"},
+                is_error=True,
+            )
         if result.outcome is Outcome.INVALID_EVIDENCE_ID:
             LOGGER.info("retrieval %s: %s", "-", result.outcome.value)
             return Reply({"error": "invalid_evidence_id", "status": "error"}, is_error=True)
@@ -341,16 +351,11 @@ class EvidenceService:
                 {"error": result.outcome.value, "evidence_id": valid_id, "status": "error"},
                 is_error=True,
             )
+        log = self._evidence_log()
         try:
-            entries = self._evidence_log().lookup(valid_id)
-        except (EvidenceLogError, OSError) as exc:
-            # Reading the log raises a bare OSError when .notanda/ is not a
-            # folder (ENOTDIR); it is the same failure as an unreadable log.
-            log_reason = (
-                exc.reason
-                if isinstance(exc, EvidenceLogError)
-                else EvidenceStorageError.from_os_error(exc).reason.value
-            )
+            entries = log_call(log, partial(log.lookup, valid_id))
+        except LogUnavailable as exc:
+            log_reason = exc.reason
             LOGGER.error("retrieval %s: %s", valid_id, f"log unavailable ({log_reason})")
             return Reply(
                 {
@@ -446,6 +451,17 @@ def _from_result(
             },
         }
     return provider, response
+
+
+def _body_too_deep(body: bytes | bytearray) -> bool:
+    """The record's depth limit, for a body that provider.json holds one level down.
+
+    Checked before the body is parsed, so that a body a sealed record could
+    not hold is refused as ``provider_error`` ``too_deep`` and recorded as such.
+    """
+    from notanda_evidence.verify_file import MAX_JSON_DEPTH, json_depth_exceeds
+
+    return json_depth_exceeds(body if isinstance(body, bytes) else bytes(body), MAX_JSON_DEPTH - 1)
 
 
 def _storage_failure(exc: Any, evidence_id: str | None) -> Reply:

@@ -26,7 +26,7 @@ from ._errors import (
 )
 from ._log_redaction import redacting_http_logs
 from ._observation import Capture, ProviderObservation
-from ._outcome import AttemptStart, Exchange, result_from_exchange
+from ._outcome import AttemptStart, DepthCheck, Exchange, result_from_exchange
 from ._query import SearchRequest
 from ._result import SearchFailure, SearchResult
 from ._secrets import REDACTED, SecretScrubber
@@ -243,7 +243,13 @@ class OpenAlexClient:
         """
         return self._scrubber.scrub_value(value)
 
-    def search(self, request: SearchRequest, *, deadline_s: float | None = None) -> SearchResult:
+    def search(
+        self,
+        request: SearchRequest,
+        *,
+        deadline_s: float | None = None,
+        too_deep: DepthCheck | None = None,
+    ) -> SearchResult:
         """Run one search: exactly one GET, no retry, no redirect, no pagination.
 
         Never raises for configuration, network or provider problems; those
@@ -253,6 +259,10 @@ class OpenAlexClient:
             request: From :func:`prepare_search`.
             deadline_s: A shorter total deadline for this call (for a caller
                 with its own time budget); never longer than the client's.
+            too_deep: The caller's nesting limit, as a check of the decoded
+                body run before it is parsed: when it returns True the body
+                is refused as ``provider_error`` with reason ``too_deep``.
+                A caller that stores the body passes its store's limit.
 
         Raises:
             TypeError: *request* is not a :class:`SearchRequest`.
@@ -288,6 +298,7 @@ class OpenAlexClient:
             finished_at=format_utc_ms(finished),
             scrubber=self._scrubber,
             now=finished,
+            too_deep=too_deep,
         )
         _LOGGER.debug(
             "openalex search: ok=%s status=%s reason=%s works=%d",

@@ -58,6 +58,8 @@ class ProviderReason(StrEnum):
     TRANSPORT_ERROR = "transport_error"
     #: The decoded body exceeded the 4 MiB ceiling.
     TOO_LARGE = "too_large"
+    #: The body nests deeper than the caller's limit (``search(too_deep=...)``).
+    TOO_DEEP = "too_deep"
     #: The body is not JSON (or holds NaN/Infinity, or nests beyond the parser's limit).
     MALFORMED_JSON = "malformed_json"
     #: Unsupported Content-Encoding, corrupt compressed data or invalid UTF-8.

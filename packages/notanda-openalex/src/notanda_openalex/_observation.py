@@ -28,7 +28,7 @@ class Capture(StrEnum):
     BODY_NOT_READ = "body_not_read"
     #: Reading stopped part-way (too large, timeout, broken connection, corrupt compression).
     BODY_INCOMPLETE_NOT_RETAINED = "body_incomplete_not_retained"
-    #: The complete body was not UTF-8 JSON; it is not kept.
+    #: The complete body was not UTF-8 JSON, or nested too deep; it is not kept.
     NON_JSON_BODY_NOT_RETAINED = "non_json_body_not_retained"
     #: The parsed JSON body, secrets redacted, re-encoded canonically: not the wire bytes.
     PARSED_JSON = "parsed_json_with_secret_redaction_not_wire_bytes"

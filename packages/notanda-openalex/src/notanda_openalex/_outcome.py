@@ -10,7 +10,7 @@ those bytes encode. The raw body is released as soon as it is decoded.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -27,9 +27,11 @@ from ._result import SearchFailure, SearchResult
 from ._secrets import SecretScrubber, scrubbed_canonical
 from ._works import Work, normalize_work
 
-__all__ = ["AttemptStart", "Exchange", "result_from_body", "result_from_exchange"]
+__all__ = ["AttemptStart", "DepthCheck", "Exchange", "result_from_body", "result_from_exchange"]
 
 HeaderInput = httpx.Headers | Mapping[str, str] | Iterable[tuple[str, str]]
+#: The caller's nesting limit: True when a decoded body nests too deep to keep.
+DepthCheck = Callable[[bytes | bytearray], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +139,7 @@ def result_from_exchange(
     finished_at: str,
     scrubber: SecretScrubber,
     now: datetime,
+    too_deep: DepthCheck | None = None,
 ) -> SearchResult:
     """Build the result and observation of one exchange.
 
@@ -147,6 +150,8 @@ def result_from_exchange(
         finished_at: When the exchange ended (``YYYY-MM-DDTHH:MM:SS.mmmZ``).
         scrubber: The secrets to keep out of everything returned.
         now: The current time, to resolve an HTTP-date ``Retry-After``.
+        too_deep: The caller's nesting limit, checked before parsing; a body
+            it refuses is a ``too_deep`` failure and is not kept.
     """
     status = exchange.status
     headers = _merged_headers(_header_pairs(exchange.headers))
@@ -161,10 +166,13 @@ def result_from_exchange(
 
     if body is not None:
         body_bytes = len(body)
-        try:
-            text = decode_json_text(body)
-        except UnicodeDecodeError as exc:
-            problem, error_type = ProviderReason.UNDECODABLE, type(exc).__name__
+        if too_deep is not None and too_deep(body):
+            problem, error_type = ProviderReason.TOO_DEEP, ProviderReason.TOO_DEEP.value
+        else:
+            try:
+                text = decode_json_text(body)
+            except UnicodeDecodeError as exc:
+                problem, error_type = ProviderReason.UNDECODABLE, type(exc).__name__
         del body
         if text is not None:
             try:
@@ -264,6 +272,7 @@ def result_from_body(
     secrets: Iterable[str] = (),
     url: str = "",
     request_headers: Mapping[str, str] | None = None,
+    too_deep: DepthCheck | None = None,
 ) -> SearchResult:
     """Run the body-to-result path on a complete decoded body, without HTTP.
 
@@ -286,4 +295,5 @@ def result_from_body(
         finished_at=stamp,
         scrubber=scrubber,
         now=clock.now(),
+        too_deep=too_deep,
     )

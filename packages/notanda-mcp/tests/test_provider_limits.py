@@ -1,0 +1,79 @@
+"""A provider body a record could not hold is refused as ``provider_error``, and sealed as such.
+
+The record's depth limit (``MAX_JSON_DEPTH``) applies to ``provider.json``,
+which holds the body one level down: a body may nest 63 levels, and one that
+nests deeper is ``too_deep``, checked before it is parsed (100,000 levels
+would otherwise stop the parser) and not kept.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import assert_sealed, call, make_server, open_session, read_json
+from fake_openalex import FakeOpenAlex
+from notanda_evidence import verify_file
+from notanda_evidence.verify_file import MAX_JSON_DEPTH
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+
+
+def _page_nesting(depth: int) -> bytes:
+    """A works page whose deepest value sits *depth* levels down (the page itself is one)."""
+    inner = depth - 1
+    return b'{"meta":{"count":0},"results":[],"pad":' + b"[" * inner + b"]" * inner + b"}"
+
+
+def _provider(body: bytes) -> FakeOpenAlex:
+    return FakeOpenAlex(lambda request: httpx.Response(200, content=body))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"results":' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        _page_nesting(MAX_JSON_DEPTH),
+    ],
+    ids=["100000-deep", "100000-deep-results", "one-level-past-the-record"],
+)
+async def test_a_body_deeper_than_a_record_holds_is_too_deep_and_sealed(
+    evidence_root: Path, body: bytes
+) -> None:
+    server = make_server(evidence_root, _provider(body))
+    async with open_session(server, "legacy") as client:
+        result = await call(client, "search_literature", {"query": "deep"})
+    content = result.structured_content
+    assert content is not None
+    assert result.is_error is True
+    assert (content["error"], content["reason"], content["http_status"]) == (
+        "provider_error",
+        "too_deep",
+        200,
+    )
+    stored = assert_sealed(evidence_root, content["evidence_id"], content["receipt"])
+    assert stored["reason"] == "too_deep"
+    provider = read_json(evidence_root / content["evidence_id"] / "provider.json")
+    assert "observed_json" not in provider
+    assert provider["attempts"][0]["error_type"] == "too_deep"
+    assert verify_file.main([str(evidence_root / content["evidence_id"])]) == 0
+
+
+async def test_a_body_at_the_limit_is_kept_and_verifies(
+    evidence_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = _page_nesting(MAX_JSON_DEPTH - 1)
+    server = make_server(evidence_root, _provider(body))
+    async with open_session(server, "legacy") as client:
+        result = await call(client, "search_literature", {"query": "at the limit"})
+    content = result.structured_content
+    assert content is not None
+    assert result.is_error is False, content
+    assert_sealed(evidence_root, content["evidence_id"], content["receipt"])
+    path = evidence_root / content["evidence_id"] / "provider.json"
+    assert not verify_file.json_depth_exceeds(path.read_bytes(), MAX_JSON_DEPTH)
+    assert verify_file.json_depth_exceeds(path.read_bytes(), MAX_JSON_DEPTH - 1)
+    assert verify_file.main([str(evidence_root / content["evidence_id"])]) == 0
+    capsys.readouterr()
