@@ -145,6 +145,7 @@ _PROVIDER_REMEDIES: dict[ProviderReason, str] = {
     ProviderReason.TRANSPORT_ERROR: "check the network connection (DNS, proxy, firewall) "
     "and search again",
     ProviderReason.TOO_LARGE: "ask for fewer works (a lower limit) and search again",
+    ProviderReason.TOO_DEEP: "a fault at OpenAlex or a proxy on the way: search again later",
     ProviderReason.MALFORMED_JSON: "a fault at OpenAlex or a proxy on the way: search again later",
     ProviderReason.UNDECODABLE: "a fault at OpenAlex or a proxy on the way: search again later",
     ProviderReason.UNEXPECTED_SHAPE: "a fault at OpenAlex or a proxy on the way: "
