@@ -884,7 +884,7 @@ def _read_text(text: str) -> list[_Entry]:
 
 def _text_entry(block: str) -> _Entry:
     raw = block.strip()
-    line = " ".join(raw.split())
+    line = _clean(raw) or ""
     entry = _Entry(raw=raw)
     entry.doi = find_doi(line)
     entry.arxiv_id = _arxiv_from_doi(entry.doi) or find_arxiv_id(line)
