@@ -719,3 +719,24 @@ def test_any_text_reads_without_other_errors(text: str, fmt: str) -> None:
     if parsed.format is ReferenceFormat.TEXT:
         assert len(parsed) == len(text_blocks(text.replace("\ud800", "\ufffd")))
     json.dumps(parsed.to_record()).encode("utf-8")
+
+
+@pytest.mark.parametrize(
+    ("fmt", "one"),
+    [
+        ("bibtex", "@misc{k{n}, title = {T{n}}}\n"),
+        ("ris", "TY  - JOUR\nTI  - T{n}\nER  - \n"),
+        ("text", "10.1000/{n}\n"),
+    ],
+)
+def test_every_format_refuses_the_101st_reference(fmt: str, one: str) -> None:
+    def bibliography(count: int) -> str:
+        return "".join(one.replace("{n}", str(n)) for n in range(count))
+
+    assert len(parse_references(bibliography(MAX_REFERENCES), fmt)) == MAX_REFERENCES
+    with pytest.raises(ReferenceInputError) as caught:
+        parse_references(bibliography(MAX_REFERENCES + 1), fmt)
+    assert caught.value.reason is InputReason.TOO_MANY
+    items = json.dumps([{"title": f"T{n}"} for n in range(MAX_REFERENCES + 1)])
+    with pytest.raises(ReferenceInputError):
+        parse_references(items, "csl-json")

@@ -9,6 +9,7 @@ documented in ``docs/openalex-client.md`` ("Reading references").
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -250,14 +251,19 @@ def parse_references(text: str, format: str = "auto") -> ParsedReferences:
     entries = _READERS[chosen](text)
     if not entries:
         entries = [_unparsed(text.strip(), UnparsedReason.NO_REFERENCE_FOUND)]
-    if len(entries) > MAX_REFERENCES:
-        raise ReferenceInputError("text", InputReason.TOO_MANY, limit=MAX_REFERENCES)
+    _check_count(len(entries))
     references = tuple(_finish(position, entry) for position, entry in enumerate(entries))
     return ParsedReferences(format=chosen, detected=detected, references=references)
 
 
 _BIBTEX_START = re.compile(r"^[ \t]*@[ \t]*[A-Za-z]+[ \t]*[{(]", re.MULTILINE)
 _RIS_START = re.compile(r"^[ \t]*TY  -", re.MULTILINE)
+
+
+def _check_count(count: int) -> None:
+    """Refuse more entries than one call reads (readers call it before the costly part)."""
+    if count > MAX_REFERENCES:
+        raise ReferenceInputError("text", InputReason.TOO_MANY, limit=MAX_REFERENCES)
 
 
 def detect_format(text: str) -> ReferenceFormat:
@@ -510,13 +516,19 @@ def _bibtex_value(value: object, macros: Mapping[str, str]) -> str:
     return "".join(out)
 
 
+@functools.cache
+def _latex_decoder() -> Any:
+    """One decoder for every call: building its macro tables costs more than decoding."""
+    return LatexNodes2Text(strict_latex_spaces=True)
+
+
 def _latex_to_text(value: str) -> str:
     """Decode LaTeX with pylatexenc; on text it cannot take, drop the braces instead."""
-    if not any(char in value for char in "\\{}$~-%"):
+    if "--" not in value and not any(char in value for char in "\\{}$~%"):
         return value
     if len(value) <= _LATEX_DECODE_MAX:
         try:
-            decoded = LatexNodes2Text(strict_latex_spaces=True).latex_to_text(value)
+            decoded = _latex_decoder().latex_to_text(value)
         except (RecursionError, Exception):  # hostile LaTeX must never crash the reader
             decoded = None
         if isinstance(decoded, str):
@@ -531,6 +543,7 @@ def _read_bibtex(text: str) -> list[_Entry]:
     for string in library.strings:
         macros[string.key.lower()] = _bibtex_value(string.value, macros)
     entries: list[_Entry] = []
+    _check_count(sum(isinstance(b, model.Entry | model.ParsingFailedBlock) for b in library.blocks))
     for found in library.blocks:
         block = found
         # A repeated key is still a citation to check; only the key is shared.
@@ -640,7 +653,9 @@ def _ris_records(text: str) -> Iterator[tuple[str, bool]]:
 
 def _read_ris(text: str) -> list[_Entry]:
     entries: list[_Entry] = []
-    for chunk, is_record in _ris_records(text):
+    chunks = list(_ris_records(text))
+    _check_count(len(chunks))
+    for chunk, is_record in chunks:
         if not is_record:
             entries.append(_unparsed(chunk.strip(), UnparsedReason.RIS_OUTSIDE_RECORD))
             continue
@@ -728,6 +743,7 @@ def _read_csl_json(text: str) -> list[_Entry]:
     if not isinstance(data, list):
         return [_unparsed(text.strip(), UnparsedReason.CSL_NOT_A_LIST)]
     entries: list[_Entry] = []
+    _check_count(len(data))
     for item in data:
         raw = _json_text(item)
         if not isinstance(item, dict):
@@ -879,7 +895,9 @@ _VOL_ISSUE_PAGES = (
 
 
 def _read_text(text: str) -> list[_Entry]:
-    return [_text_entry(block) for block in text_blocks(text)]
+    blocks = text_blocks(text)
+    _check_count(len(blocks))
+    return [_text_entry(block) for block in blocks]
 
 
 def _text_entry(block: str) -> _Entry:
