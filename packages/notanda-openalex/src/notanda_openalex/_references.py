@@ -13,7 +13,7 @@ import functools
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -252,7 +252,7 @@ def parse_references(text: str, format: str = "auto") -> ParsedReferences:
     if not entries:
         entries = [_unparsed(text.strip(), UnparsedReason.NO_REFERENCE_FOUND)]
     _check_count(len(entries))
-    references = tuple(_finish(position, entry) for position, entry in enumerate(entries))
+    references = tuple(_numbered(position, entry) for position, entry in enumerate(entries))
     return ParsedReferences(format=chosen, detected=detected, references=references)
 
 
@@ -292,53 +292,16 @@ def detect_format(text: str) -> ReferenceFormat:
 # ------------------------------------------------------------------ shared pieces
 
 
-@dataclass
-class _Entry:
-    """A reference being read; :func:`_finish` numbers and freezes it."""
-
-    raw: str
-    key: str | None = None
-    entry_type: str | None = None
-    title: str | None = None
-    authors: list[ReferenceAuthor] = field(default_factory=list)
-    authors_truncated: bool = False
-    year: int | None = None
-    venue: str | None = None
-    doi: str | None = None
-    arxiv_id: str | None = None
-    volume: str | None = None
-    issue: str | None = None
-    pages: str | None = None
-    unparsed_reason: UnparsedReason | None = None
+def _unparsed(raw: str, reason: UnparsedReason, key: str | None = None) -> Reference:
+    """An entry that could not be read; :func:`parse_references` numbers it."""
+    return Reference(index=0, raw=raw, key=_clean(key), unparsed_reason=reason)
 
 
-def _unparsed(raw: str, reason: UnparsedReason, key: str | None = None) -> _Entry:
-    return _Entry(raw=raw, key=_clean(key), unparsed_reason=reason)
-
-
-def _finish(index: int, entry: _Entry) -> Reference:
-    if entry.unparsed_reason is None and not (entry.title or entry.doi or entry.arxiv_id):
-        entry.unparsed_reason = UnparsedReason.NO_TITLE_OR_IDENTIFIER
-    if entry.unparsed_reason is not None:
-        return Reference(
-            index=index, raw=entry.raw, key=entry.key, unparsed_reason=entry.unparsed_reason
-        )
-    return Reference(
-        index=index,
-        raw=entry.raw,
-        key=entry.key,
-        entry_type=entry.entry_type,
-        title=entry.title,
-        authors=tuple(entry.authors),
-        authors_truncated=entry.authors_truncated,
-        year=entry.year,
-        venue=entry.venue,
-        doi=entry.doi,
-        arxiv_id=entry.arxiv_id,
-        volume=entry.volume,
-        issue=entry.issue,
-        pages=entry.pages,
-    )
+def _numbered(index: int, reference: Reference) -> Reference:
+    """*reference* at its position, unparsed when it holds nothing to look up."""
+    if reference.parsed and not (reference.title or reference.doi or reference.arxiv_id):
+        reference = _unparsed(reference.raw, UnparsedReason.NO_TITLE_OR_IDENTIFIER, reference.key)
+    return replace(reference, index=index)
 
 
 def _clean(value: object) -> str | None:
@@ -422,7 +385,7 @@ def _person(written: str, decode: Any = None) -> ReferenceAuthor | None:
     if not parts_text:
         return None
     suffix_after: str | None = None
-    pieces = _top_level_commas(parts_text)
+    pieces = _split_outside_braces(parts_text, ",")
     if len(pieces) == 2 and pieces[1].strip().lower() in _SUFFIXES:
         parts_text, suffix_after = pieces[0], pieces[1].strip()
     try:
@@ -442,14 +405,17 @@ def _person(written: str, decode: Any = None) -> ReferenceAuthor | None:
     )
 
 
-def _top_level_commas(text: str) -> list[str]:
-    pieces, depth, start = [], 0, 0
+def _split_outside_braces(text: str, separator: str, *, quotes: bool = False) -> list[str]:
+    """Split *text* on *separator* where it is outside braces (and, if *quotes*, quotes)."""
+    pieces, depth, quoted, start = [], 0, False, 0
     for position, char in enumerate(text):
         if char == "{":
             depth += 1
         elif char == "}":
             depth = max(0, depth - 1)
-        elif char == "," and depth == 0:
+        elif quotes and char == '"' and depth == 0:
+            quoted = not quoted
+        elif char == separator and depth == 0 and not quoted:
             pieces.append(text[start:position])
             start = position + 1
     pieces.append(text[start:])
@@ -479,23 +445,6 @@ _MONTHS = {
 }
 
 
-def _bibtex_pieces(value: str) -> list[str]:
-    """Split a raw BibTeX value on the ``#`` operators outside braces and quotes."""
-    pieces, depth, quoted, start = [], 0, False, 0
-    for position, char in enumerate(value):
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth = max(0, depth - 1)
-        elif char == '"' and depth == 0:
-            quoted = not quoted
-        elif char == "#" and depth == 0 and not quoted:
-            pieces.append(value[start:position])
-            start = position + 1
-    pieces.append(value[start:])
-    return [piece.strip() for piece in pieces]
-
-
 def _bibtex_value(value: object, macros: Mapping[str, str]) -> str:
     """Evaluate a raw field value: braces, quotes, numbers, ``@string`` macros and ``#``.
 
@@ -504,7 +453,8 @@ def _bibtex_value(value: object, macros: Mapping[str, str]) -> str:
     if not isinstance(value, str):
         return str(value)
     out: list[str] = []
-    for piece in _bibtex_pieces(value):
+    # BibTeX's concatenation operator, outside braces and quotes.
+    for piece in (p.strip() for p in _split_outside_braces(value, "#", quotes=True)):
         if (len(piece) >= 2 and piece[0] == "{" and piece[-1] == "}") or (
             len(piece) >= 2 and piece[0] == '"' and piece[-1] == '"'
         ):
@@ -536,13 +486,13 @@ def _latex_to_text(value: str) -> str:
     return value.replace("{", "").replace("}", "")
 
 
-def _read_bibtex(text: str) -> list[_Entry]:
+def _read_bibtex(text: str) -> list[Reference]:
     # The documented entry point; bibtexparser re-exports it without __all__.
     library = bibtexparser.parse_string(text, parse_stack=[])  # type: ignore[attr-defined]
     macros = dict(_MONTHS)
     for string in library.strings:
         macros[string.key.lower()] = _bibtex_value(string.value, macros)
-    entries: list[_Entry] = []
+    entries: list[Reference] = []
     _check_count(sum(isinstance(b, model.Entry | model.ParsingFailedBlock) for b in library.blocks))
     for found in library.blocks:
         block = found
@@ -564,7 +514,7 @@ def _bibtex_key(raw: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _bibtex_entry(block: model.Entry, macros: Mapping[str, str]) -> _Entry:
+def _bibtex_entry(block: model.Entry, macros: Mapping[str, str]) -> Reference:
     fields = {str(f.key).lower(): _bibtex_value(f.value, macros) for f in block.fields}
 
     def decoded(*names: str) -> str | None:
@@ -574,36 +524,38 @@ def _bibtex_entry(block: model.Entry, macros: Mapping[str, str]) -> _Entry:
                 return value
         return None
 
-    entry = _Entry(
-        raw=(block.raw or "").strip(),
-        key=_clean(block.key),
-        entry_type=_clean(block.entry_type.lower()),
-        title=decoded("title"),
-        venue=decoded("journal", "journaltitle", "booktitle"),
-        volume=decoded("volume"),
-        issue=decoded("number", "issue"),
-        pages=decoded("pages"),
-        year=_year(fields.get("year")) or _year(fields.get("date")),
-    )
     people = fields.get("author") or fields.get("editor") or ""
     try:
         names = split_multiple_persons_names(people) if people.strip() else []
     except Exception:  # a third-party reader on hostile input: never crash
         names = [people]
-    entry.authors, entry.authors_truncated = _people(names, _latex_to_text)
-    entry.doi = normalize_doi(_clean(fields.get("doi"))) or find_doi(
-        _clean(fields.get("url")) or ""
-    )
+    authors, truncated = _people(names, _latex_to_text)
+    doi = normalize_doi(_clean(fields.get("doi"))) or find_doi(_clean(fields.get("url")))
     eprint = _clean(fields.get("eprint"))
     prefix = (fields.get("archiveprefix") or fields.get("eprinttype") or "").strip().lower()
     eprint_match = _ARXIV_ID.match(eprint) if eprint else None
     if eprint_match and prefix in ("", "arxiv"):
-        entry.arxiv_id = eprint_match.group(1)
+        arxiv_id: str | None = eprint_match.group(1)
     else:
-        entry.arxiv_id = _arxiv_from_doi(entry.doi) or _first_arxiv(
+        arxiv_id = _arxiv_from_doi(doi) or _first_arxiv(
             fields, ("journal", "url", "note", "howpublished")
         )
-    return entry
+    return Reference(
+        index=0,
+        raw=(block.raw or "").strip(),
+        key=_clean(block.key),
+        entry_type=_clean(block.entry_type.lower()),
+        title=decoded("title"),
+        authors=tuple(authors),
+        authors_truncated=truncated,
+        year=_year(fields.get("year")) or _year(fields.get("date")),
+        venue=decoded("journal", "journaltitle", "booktitle"),
+        doi=doi,
+        arxiv_id=arxiv_id,
+        volume=decoded("volume"),
+        issue=decoded("number", "issue"),
+        pages=decoded("pages"),
+    )
 
 
 def _first_arxiv(fields: Mapping[str, object], names: tuple[str, ...]) -> str | None:
@@ -651,8 +603,8 @@ def _ris_records(text: str) -> Iterator[tuple[str, bool]]:
         yield "\n".join(current), True
 
 
-def _read_ris(text: str) -> list[_Entry]:
-    entries: list[_Entry] = []
+def _read_ris(text: str) -> list[Reference]:
+    entries: list[Reference] = []
     chunks = list(_ris_records(text))
     _check_count(len(chunks))
     for chunk, is_record in chunks:
@@ -686,7 +638,7 @@ def _ris_first(record: Mapping[str, Any], *names: str) -> str | None:
     return None
 
 
-def _ris_entry(raw: str, record: Mapping[str, Any]) -> _Entry:
+def _ris_entry(raw: str, record: Mapping[str, Any]) -> Reference:
     names = [
         name
         for tag in ("authors", "first_authors")
@@ -699,12 +651,13 @@ def _ris_entry(raw: str, record: Mapping[str, Any]) -> _Entry:
     start = _ris_first(record, "start_page")
     end = _ris_first(record, "end_page")
     doi = normalize_doi(_ris_first(record, "doi")) or find_doi(url_text)
-    return _Entry(
+    return Reference(
+        index=0,
         raw=raw,
         key=_ris_first(record, "id"),
         entry_type=_ris_first(record, "type_of_reference"),
         title=_ris_first(record, "title", "primary_title"),
-        authors=authors,
+        authors=tuple(authors),
         authors_truncated=truncated,
         year=_year(_ris_first(record, "year", "publication_year", "date")),
         venue=_ris_first(
@@ -728,7 +681,7 @@ def _ris_entry(raw: str, record: Mapping[str, Any]) -> _Entry:
 # ------------------------------------------------------------------ CSL-JSON
 
 
-def _read_csl_json(text: str) -> list[_Entry]:
+def _read_csl_json(text: str) -> list[Reference]:
     # The C parser raises RecursionError (never overflows the stack) on deep
     # nesting; notanda-openalex cannot import the evidence package's depth
     # guard, and nothing below walks the parsed value recursively.
@@ -742,7 +695,7 @@ def _read_csl_json(text: str) -> list[_Entry]:
         data = [data]
     if not isinstance(data, list):
         return [_unparsed(text.strip(), UnparsedReason.CSL_NOT_A_LIST)]
-    entries: list[_Entry] = []
+    entries: list[Reference] = []
     _check_count(len(data))
     for item in data:
         raw = _json_text(item)
@@ -809,7 +762,7 @@ def _csl_name(name: object) -> ReferenceAuthor | bool | None:
     )
 
 
-def _csl_entry(raw: str, item: Mapping[str, Any]) -> _Entry:
+def _csl_entry(raw: str, item: Mapping[str, Any]) -> Reference:
     names: list[Any] = []
     for role in ("author", "editor"):
         value = item.get(role)
@@ -828,12 +781,13 @@ def _csl_entry(raw: str, item: Mapping[str, Any]) -> _Entry:
     url = _csl_text(item.get("URL")) or ""
     doi = normalize_doi(doi_field) or find_doi(url)
     key = _csl_text(item.get("citation-key")) or _csl_text(item.get("id"))
-    return _Entry(
+    return Reference(
+        index=0,
         raw=raw,
         key=key,
         entry_type=_csl_text(item.get("type")),
         title=_csl_text(item.get("title")),
-        authors=authors,
+        authors=tuple(authors),
         authors_truncated=truncated,
         year=_csl_year(item.get("issued")),
         venue=_csl_text(item.get("container-title"))
@@ -894,58 +848,68 @@ _VOL_ISSUE_PAGES = (
 )
 
 
-def _read_text(text: str) -> list[_Entry]:
+def _read_text(text: str) -> list[Reference]:
     blocks = text_blocks(text)
     _check_count(len(blocks))
     return [_text_entry(block) for block in blocks]
 
 
-def _text_entry(block: str) -> _Entry:
+def _text_entry(block: str) -> Reference:
     raw = block.strip()
     line = _clean(raw) or ""
-    entry = _Entry(raw=raw)
-    entry.doi = find_doi(line)
-    entry.arxiv_id = _arxiv_from_doi(entry.doi) or find_arxiv_id(line)
+    doi = find_doi(line)
+    reference = Reference(
+        index=0, raw=raw, doi=doi, arxiv_id=_arxiv_from_doi(doi) or find_arxiv_id(line)
+    )
     body = _NUMBERING.sub("", _URLISH.sub(" ", line)).strip()
     body = re.sub(r"\b(?:Available|Retrieved)(?: from| at)?:?\s*$", "", body).strip()
     if not body.strip(" .,;:[]()"):
-        return entry  # a bare DOI or URL
-    _read_citation(entry, body)
-    return entry
+        return reference  # a bare DOI or URL
+    return _read_citation(reference, body)
 
 
-def _read_citation(entry: _Entry, body: str) -> None:
+def _read_citation(reference: Reference, body: str) -> Reference:
     """Best-effort reading of APA, IEEE-like and Vancouver citations (documented rules)."""
     apa = _APA_YEAR.search(body)
     quoted = _QUOTED.search(body)
     authors_text: str | None = None
+    title: str | None = None
+    venue: str | None = None
     rest: str | None = None
+    year: int | None = None
     if apa is not None:
-        entry.year = int(apa.group(1))
+        year = int(apa.group(1))
         authors_text = body[: apa.start()]
-        after = body[apa.end() :].strip()
-        title, rest = _sentence(after)
-        entry.title = title
-        entry.venue = _venue(rest)
+        title, rest = _sentence(body[apa.end() :].strip())
+        venue = _venue(rest)
     elif quoted is not None:
         authors_text = body[: quoted.start()]
-        entry.title = _clean(quoted.group(1).strip(" ,."))
+        title = _clean(quoted.group(1).strip(" ,."))
         rest = body[quoted.end() :].strip(" ,.")
-        venue = re.sub(r"^in\s+", "", rest, flags=re.IGNORECASE).split(",", 1)[0]
-        entry.venue = None if _YEAR.fullmatch(venue.strip(" .")) else _clean(venue.strip(" ."))
+        head = re.sub(r"^in\s+", "", rest, flags=re.IGNORECASE).split(",", 1)[0].strip(" .")
+        venue = None if _YEAR.fullmatch(head) else _clean(head)
     else:
         vancouver = re.match(r"^([^.]*?)\.\s+(.*)$", body)
         if vancouver is not None and _vancouver_authors(vancouver.group(1)):
             authors_text = vancouver.group(1)
-            entry.title, rest = _sentence(vancouver.group(2))
-            entry.venue = _venue(rest)
-    if entry.year is None:
+            title, rest = _sentence(vancouver.group(2))
+            venue = _venue(rest)
+    if year is None:
         years = _YEAR.findall(body)
-        entry.year = int(years[-1]) if years else None
-    if authors_text:
-        entry.authors, entry.authors_truncated = _text_authors(authors_text)
-    if rest:
-        _text_numbers(entry, rest)
+        year = int(years[-1]) if years else None
+    authors, truncated = _text_authors(authors_text) if authors_text else ([], False)
+    volume, issue, pages = _text_numbers(rest) if rest else (None, None, None)
+    return replace(
+        reference,
+        title=title,
+        authors=tuple(authors),
+        authors_truncated=truncated,
+        year=year,
+        venue=venue,
+        volume=volume,
+        issue=issue,
+        pages=pages,
+    )
 
 
 def _sentence(text: str) -> tuple[str | None, str | None]:
@@ -967,20 +931,20 @@ def _venue(rest: str | None) -> str | None:
     return _clean(head)
 
 
-def _text_numbers(entry: _Entry, rest: str) -> None:
+def _text_numbers(rest: str) -> tuple[str | None, str | None, str | None]:
+    """Volume, issue and pages from the text after the title."""
     for pattern in _VOL_ISSUE_PAGES:
         match = pattern.search(rest)
         if match:
-            entry.volume = match.group("volume")
-            entry.issue = match.group("issue")
-            entry.pages = match.group("pages")
-            return
+            return match.group("volume"), match.group("issue"), match.group("pages")
     volume = re.search(r"\bvol\.\s*(\w+)", rest)
     issue = re.search(r"\bno\.\s*(\w+)", rest)
     pages = re.search(r"\bpp?\.\s*([\w]+(?:\s*[\u2013-]+\s*\w+)?)", rest)
-    entry.volume = volume.group(1) if volume else None
-    entry.issue = issue.group(1) if issue else None
-    entry.pages = pages.group(1).replace(" ", "") if pages else None
+    return (
+        volume.group(1) if volume else None,
+        issue.group(1) if issue else None,
+        pages.group(1).replace(" ", "") if pages else None,
+    )
 
 
 def _vancouver_authors(text: str) -> bool:
