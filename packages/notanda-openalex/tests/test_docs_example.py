@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 from types import ModuleType
 
@@ -110,3 +111,56 @@ def test_readme_library_snippet_runs(
         "2020 Dementia prevention, intervention, and care 10.1016/s0140-6736(20)30367-6",
         "2019 No DOI here None",
     ]
+
+
+REFERENCES_EXAMPLE = Path(__file__).parent / "examples" / "references_example.py"
+
+
+def test_references_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    spec = importlib.util.spec_from_file_location("references_example", REFERENCES_EXAMPLE)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main() == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "3 references read as bibtex",
+        "[0] okafor2021: Okafor, Chidi; Müller, Jörg et al. (2021) "
+        "Sleep Spindles in Élite Athletes",
+        "    look up: 10.1038/s41586-021-00001-x",
+        "[1] ferreira2023: Ferreira, Ana (2023) A Survey of Sparse Attention",
+        "    look up: 10.48550/arxiv.2303.01234",
+        "[2] broken: unparsed (bibtex_syntax)",
+    ]
+    assert module.main("   ") == 2
+    assert capsys.readouterr().out == "refused text: empty (limit None)\n"
+
+
+def test_references_example_is_in_the_doc_verbatim() -> None:
+    if not DOC.is_file():
+        pytest.skip(f"{DOC} not present (not a source checkout)")
+    assert REFERENCES_EXAMPLE.read_text(encoding="utf-8") in DOC.read_text(encoding="utf-8")
+
+
+def test_errors_md_names_every_unparsed_reason() -> None:
+    """The error catalogue lists the codes of the library's reference reader."""
+    from notanda_openalex import UnparsedReason
+
+    errors = REPO_ROOT / "docs" / "errors.md"
+    if not errors.is_file():
+        pytest.skip(f"{errors} not present (not a source checkout)")
+    text = errors.read_text(encoding="utf-8")
+    section = text.split("## Library: reading references", 1)[1].split("\n## ", 1)[0]
+    listed = section.split("`unparsed_reason` is one of", 1)[1].split(";", 1)[0]
+    assert re.findall(r"`([a-z_]+)`", listed) == [reason.value for reason in UnparsedReason]
+
+
+def test_the_library_guide_tables_every_unparsed_reason() -> None:
+    from notanda_openalex import UnparsedReason
+
+    if not DOC.is_file():
+        pytest.skip(f"{DOC} not present (not a source checkout)")
+    section = DOC.read_text(encoding="utf-8").split("### `UnparsedReason`", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    rows = [line.split("|")[1].strip().strip("`") for line in section.splitlines()[4:]]
+    assert [row for row in rows if row] == [reason.value for reason in UnparsedReason]

@@ -16,10 +16,13 @@ from notanda_openalex import (
     ErrorCode,
     InputReason,
     ProviderReason,
+    ReferenceFormat,
+    UnparsedReason,
 )
 from notanda_openalex._version import __version__
 
 EXPECTED = [
+    "ARXIV_DOI_PREFIX",
     "AUTHOR_CAP",
     "BODY_CEILING_BYTES",
     "DEFAULT_LIMIT",
@@ -27,6 +30,8 @@ EXPECTED = [
     "ENDPOINT",
     "MAX_LIMIT",
     "MAX_QUERY_LENGTH",
+    "MAX_REFERENCES",
+    "MAX_REFERENCES_BYTES",
     "MAX_YEAR",
     "MIN_YEAR",
     "OA_STATUSES",
@@ -44,19 +49,26 @@ EXPECTED = [
     "ErrorCode",
     "InputReason",
     "OpenAlexClient",
+    "ParsedReferences",
     "ProviderAttempt",
     "ProviderObservation",
     "ProviderReason",
+    "Reference",
+    "ReferenceAuthor",
+    "ReferenceFormat",
+    "ReferenceInputError",
     "SearchFailure",
     "SearchFilters",
     "SearchInputError",
     "SearchRequest",
     "SearchResult",
     "SystemClock",
+    "UnparsedReason",
     "Work",
     "__version__",
     "canonical_json_bytes",
     "load_core_config",
+    "parse_references",
     "prepare_search",
     "supplied_record",
 ]
@@ -128,6 +140,7 @@ def test_stable_codes() -> None:
         "duplicate",
         "unknown_language",
         "from_after_to",
+        "too_many",
     ]
     assert [problem.value for problem in ConfigProblem] == [
         "file_not_found",
@@ -138,6 +151,18 @@ def test_stable_codes() -> None:
         "section_not_an_object",
         "invalid_value",
         "invalid",
+    ]
+    assert [fmt.value for fmt in ReferenceFormat] == ["auto", "bibtex", "ris", "csl-json", "text"]
+    assert [reason.value for reason in UnparsedReason] == [
+        "bibtex_syntax",
+        "ris_outside_record",
+        "ris_syntax",
+        "json_syntax",
+        "json_too_deep",
+        "csl_not_a_list",
+        "csl_not_an_object",
+        "no_title_or_identifier",
+        "no_reference_found",
     ]
     assert [capture.value for capture in Capture] == [
         "not_attempted",

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         ErrorCode,
         InputReason,
         ProviderReason,
+        ReferenceInputError,
         SearchInputError,
     )
     from ._observation import Capture, ProviderAttempt, ProviderObservation
@@ -43,6 +44,17 @@ if TYPE_CHECKING:
         prepare_search,
         supplied_record,
     )
+    from ._references import (
+        ARXIV_DOI_PREFIX,
+        MAX_REFERENCES,
+        MAX_REFERENCES_BYTES,
+        ParsedReferences,
+        Reference,
+        ReferenceAuthor,
+        ReferenceFormat,
+        UnparsedReason,
+        parse_references,
+    )
     from ._result import SearchFailure, SearchResult
     from ._secrets import SECRET_NAMES
     from ._works import AUTHOR_CAP, WORK_SELECT_FIELDS, Author, Work
@@ -51,6 +63,7 @@ if TYPE_CHECKING:
 # configuration loader or a constant does not pay for httpx and pydantic
 # models (the MCP server checks its configuration before it starts serving).
 _EXPORTS = {
+    "ARXIV_DOI_PREFIX": "._references",
     "AUTHOR_CAP": "._works",
     "Author": "._works",
     "BODY_CEILING_BYTES": "._client",
@@ -67,14 +80,21 @@ _EXPORTS = {
     "InputReason": "._errors",
     "MAX_LIMIT": "._query",
     "MAX_QUERY_LENGTH": "._query",
+    "MAX_REFERENCES": "._references",
+    "MAX_REFERENCES_BYTES": "._references",
     "MAX_YEAR": "._query",
     "MIN_YEAR": "._query",
     "OA_STATUSES": "._query",
     "ORDERING": "._query",
     "OpenAlexClient": "._client",
+    "ParsedReferences": "._references",
     "ProviderAttempt": "._observation",
     "ProviderObservation": "._observation",
     "ProviderReason": "._errors",
+    "Reference": "._references",
+    "ReferenceAuthor": "._references",
+    "ReferenceFormat": "._references",
+    "ReferenceInputError": "._errors",
     "SECRET_NAMES": "._secrets",
     "SearchFailure": "._result",
     "SearchFilters": "._query",
@@ -82,16 +102,19 @@ _EXPORTS = {
     "SearchRequest": "._query",
     "SearchResult": "._result",
     "SystemClock": "._clock",
+    "UnparsedReason": "._references",
     "WORK_SELECT_FIELDS": "._works",
     "WORK_TYPES": "._query",
     "Work": "._works",
     "canonical_json_bytes": "._canonical",
     "load_core_config": "._config",
+    "parse_references": "._references",
     "prepare_search": "._query",
     "supplied_record": "._query",
 }
 
 __all__ = [
+    "ARXIV_DOI_PREFIX",
     "AUTHOR_CAP",
     "BODY_CEILING_BYTES",
     "DEFAULT_LIMIT",
@@ -99,6 +122,8 @@ __all__ = [
     "ENDPOINT",
     "MAX_LIMIT",
     "MAX_QUERY_LENGTH",
+    "MAX_REFERENCES",
+    "MAX_REFERENCES_BYTES",
     "MAX_YEAR",
     "MIN_YEAR",
     "OA_STATUSES",
@@ -116,19 +141,26 @@ __all__ = [
     "ErrorCode",
     "InputReason",
     "OpenAlexClient",
+    "ParsedReferences",
     "ProviderAttempt",
     "ProviderObservation",
     "ProviderReason",
+    "Reference",
+    "ReferenceAuthor",
+    "ReferenceFormat",
+    "ReferenceInputError",
     "SearchFailure",
     "SearchFilters",
     "SearchInputError",
     "SearchRequest",
     "SearchResult",
     "SystemClock",
+    "UnparsedReason",
     "Work",
     "__version__",
     "canonical_json_bytes",
     "load_core_config",
+    "parse_references",
     "prepare_search",
     "supplied_record",
 ]

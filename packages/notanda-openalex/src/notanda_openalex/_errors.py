@@ -19,6 +19,7 @@ __all__ = [
     "ErrorCode",
     "InputReason",
     "ProviderReason",
+    "ReferenceInputError",
     "SearchInputError",
 ]
 
@@ -28,7 +29,7 @@ class ErrorCode(StrEnum):
 
     #: The client cannot search: no key, an endpoint other than OpenAlex, an invalid key.
     CONFIGURATION_ERROR = "configuration_error"
-    #: The query, limit or filters were rejected before any request was made.
+    #: The query, limit or filters (or a bibliography) were rejected before any request.
     INVALID_ARGUMENTS = "invalid_arguments"
     #: The request was sent but OpenAlex (or the network) did not give usable results.
     PROVIDER_ERROR = "provider_error"
@@ -87,7 +88,7 @@ class ConfigurationDetail(StrEnum):
 
 
 class InputReason(StrEnum):
-    """Why :func:`~notanda_openalex.prepare_search` rejected an argument."""
+    """Why :func:`~notanda_openalex.prepare_search` or ``parse_references`` rejected an argument."""
 
     NOT_A_STRING = "not_a_string"
     EMPTY = "empty"
@@ -102,6 +103,8 @@ class InputReason(StrEnum):
     DUPLICATE = "duplicate"
     UNKNOWN_LANGUAGE = "unknown_language"
     FROM_AFTER_TO = "from_after_to"
+    #: A bibliography holds more references than one call reads.
+    TOO_MANY = "too_many"
 
 
 class ConfigProblem(StrEnum):
@@ -223,3 +226,23 @@ class ConfigurationError(Exception):
         super().__init__(_CONFIG_MESSAGES[problem])
         self.code = ErrorCode.CONFIGURATION_ERROR
         self.problem = problem
+
+
+class ReferenceInputError(SearchInputError):
+    """An argument to :func:`~notanda_openalex.parse_references` was rejected.
+
+    A :class:`SearchInputError` (code ``invalid_arguments``), so that a caller
+    handling one invalid argument handles both. The message names the field,
+    the reason and, for a limit, the limit; it never repeats the input.
+
+    Attributes:
+        limit: The limit that was exceeded (bytes for ``too_long``, references
+            for ``too_many``), else ``None``.
+    """
+
+    def __init__(self, field: str, reason: InputReason, limit: int | None = None) -> None:
+        super().__init__(field, reason)
+        self.limit = limit
+        if limit is not None:
+            unit = "UTF-8 bytes" if reason is InputReason.TOO_LONG else "references"
+            self.args = (f"invalid argument {field}: {reason.value} (at most {limit} {unit})",)
