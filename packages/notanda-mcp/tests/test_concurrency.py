@@ -197,4 +197,4 @@ def test_adopt_waits_out_every_search_the_server_may_still_be_writing() -> None:
 
     # Every tool's deadline; a tool with a longer one (a reference check's) joins here.
     tool_deadlines_s = (SEARCH_DEADLINE_S,)
-    assert INCOMPLETE_MIN_AGE_S >= max(tool_deadlines_s) + SHUTDOWN_GRACE_S
+    assert max(tool_deadlines_s) + SHUTDOWN_GRACE_S <= INCOMPLETE_MIN_AGE_S
