@@ -183,3 +183,18 @@ async def test_a_search_that_was_not_cancelled_is_not_marked(evidence_root: Path
     assert "cancelled" not in result.structured_content
     stored = read_json(evidence_root / result.structured_content["evidence_id"] / "response.json")
     assert "cancelled" not in stored
+
+
+def test_adopt_waits_out_every_search_the_server_may_still_be_writing() -> None:
+    # adopt leaves incomplete records younger than its minimum age alone; a
+    # server writes a search's record for up to the search deadline, and at
+    # shutdown for up to the grace after it. The age is a bound, not a copy:
+    # it may exceed their sum, never fall short of it. (The constant is public
+    # in notanda_evidence._collection's __all__, not re-exported at the top.)
+    from notanda_evidence._collection import INCOMPLETE_MIN_AGE_S
+    from notanda_mcp._server import SHUTDOWN_GRACE_S
+    from notanda_mcp._service import SEARCH_DEADLINE_S
+
+    # Every tool's deadline; a tool with a longer one (a reference check's) joins here.
+    tool_deadlines_s = (SEARCH_DEADLINE_S,)
+    assert max(tool_deadlines_s) + SHUTDOWN_GRACE_S <= INCOMPLETE_MIN_AGE_S
