@@ -317,7 +317,8 @@ def test_client_prints_a_planted_record_as_valid_escaped_json(
     assert_no_raw_unsafe(out + err)
     assert json.loads(out) == planted
     assert "\u00e9tude" in out  # diacritics print as they are
-    assert "\\u202e" in out and "\\u001b" in out
+    assert "\\u202e" in out
+    assert "\\u001b" in out
 
 
 def test_client_exit_1_when_the_tool_answers_an_error(

@@ -16,7 +16,6 @@ offered the wrong tools; 4 the returned result differs from the stored record.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import sys
