@@ -112,6 +112,25 @@ def lone_surrogate_page() -> Responder:
     return respond
 
 
+#: Characters a hostile provider puts in titles to forge lines on a terminal:
+#: ESC, BEL, a C1 control, right-to-left override, zero-width space, line separator.
+HOSTILE_TEXT = "Forged \x1b[2J\x07 \x85 \u202eevil\u202c \u200b \u2028 \u00e9tude"
+
+
+def hostile_text_page() -> Responder:
+    """A page whose titles and venue hold terminal control, bidi and zero-width characters."""
+    works = [
+        synthetic_work(
+            n,
+            title=f"{HOSTILE_TEXT} {n}",
+            display_name=f"{HOSTILE_TEXT} {n}",
+            primary_location={"source": {"display_name": HOSTILE_TEXT}},
+        )
+        for n in range(1, 3)
+    ]
+    return works_page(works)
+
+
 def key_echo() -> Responder:
     """Echo the key the server sent back in the body, the headers and a Location header.
 
@@ -171,4 +190,5 @@ def responder_by_name(name: str) -> Responder:
         "page": works_page,
         "echo": key_echo,
         "surrogate": lone_surrogate_page,
+        "hostile": hostile_text_page,
     }[name]()

@@ -25,6 +25,7 @@ from conftest import (
     launcher_command,
     record_ids,
 )
+from fake_openalex import HOSTILE_TEXT
 from notanda_mcp import _client
 
 pytestmark = pytest.mark.timeout(90)
@@ -272,6 +273,52 @@ def test_client_search_then_retrieval_exit_0(
     )
     assert code == 1
     assert wrong["error"] == "receipt_mismatch"
+
+
+#: Characters that move a terminal's cursor, ring it, reverse or hide text.
+UNSAFE = ("\x1b", "\x07", "\x85", "\u202e", "\u200b", "\u2028")
+
+
+def assert_no_raw_unsafe(text: str) -> None:
+    assert not [ch for ch in UNSAFE if ch in text], ascii(text)
+
+
+@pytest.mark.usefixtures("client_env")
+def test_client_prints_hostile_provider_text_as_valid_escaped_json(
+    evidence_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    common = ["--evidence-dir", str(evidence_root)]
+    command = _launcher(evidence_root, "--provider", "hostile")
+    code = _client.main(
+        [*common, "--server-command", command, "--query", HOSTILE_TEXT, "--limit", "2"]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert_no_raw_unsafe(out + err)
+    answer = json.loads(out)
+    # The provider's normalizer already drops these characters from the works.
+    assert answer["results"][0]["title"] == "Forged [2J evil \u00e9tude 1"
+    assert_sealed(evidence_root, answer["evidence_id"], answer["receipt"])
+
+
+def test_client_prints_a_planted_record_as_valid_escaped_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whoever controls the folder can seal any text; the retrieval prints it escaped."""
+    planted = {"evidence_id": "0" * 32, "results": [{"title": HOSTILE_TEXT}], "logged": False}
+
+    async def session(args: Any) -> tuple[dict[str, Any], bool]:
+        return planted, False
+
+    monkeypatch.setattr(_client, "_session", session)
+    code = _client.main(["--evidence-dir", str(tmp_path), "--id", "0" * 32])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert_no_raw_unsafe(out + err)
+    assert json.loads(out) == planted
+    assert "\u00e9tude" in out  # diacritics print as they are
+    assert "\\u202e" in out
+    assert "\\u001b" in out
 
 
 def test_client_exit_1_when_the_tool_answers_an_error(
@@ -552,6 +599,30 @@ def test_doctor_is_not_ready_with_a_configuration_the_server_refuses(tmp_path: P
     assert lines[-1].startswith("not ready")
     assert "ready" not in lines
     assert SECRET_IN_FILE not in done.stdout + done.stderr
+
+
+#: A name that would clear the screen, ring, reverse and hide text if printed raw.
+HOSTILE_NAME = "e\x1b[2J\x07\u202eevil\u200b"
+ESCAPED_NAME = "e\\x1b[2J\\x07\\u202eevil\\u200b"
+
+
+def test_doctor_prints_hostile_paths_as_visible_escapes(tmp_path: Path) -> None:
+    root = tmp_path / HOSTILE_NAME
+    config = UNUSABLE_CONFIGS["invalid-json"](tmp_path).rename(tmp_path / f"{HOSTILE_NAME}.json")
+    env = clean_env(HOME=str(tmp_path), HARVESTER_CONFIG=str(config))
+    done = _doctor("--evidence-dir", str(root), env=env)
+    assert done.returncode == 1, done.stdout
+    assert_no_raw_unsafe(done.stdout + done.stderr)
+    lines = done.stdout.splitlines()
+    assert f"ok    evidence folder {tmp_path}/{ESCAPED_NAME} is writable and fsync works" in lines
+    [fail] = [line for line in lines if line.startswith("FAIL")]
+    assert f"(HARVESTER_CONFIG={tmp_path}/{ESCAPED_NAME}.json)" in fail
+    assert lines[-1].startswith("not ready")
+    # The server refuses the same configuration on stderr, escaped the same way.
+    served = _server("--evidence-dir", str(root), env=env)
+    assert served.returncode == 2
+    assert_no_raw_unsafe(served.stderr)
+    assert f"(HARVESTER_CONFIG={tmp_path}/{ESCAPED_NAME}.json)" in _one_line(served.stderr)
 
 
 def test_doctor_usage_error_exits_2() -> None:

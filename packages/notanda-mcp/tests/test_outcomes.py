@@ -788,6 +788,47 @@ async def test_a_record_absent_from_the_log_is_returned_as_not_logged(evidence_r
     assert logged.structured_content["logged"] is True
 
 
+async def test_a_sealed_search_whose_log_append_outlasts_the_grace_returns_its_receipt(
+    evidence_root: Path,
+) -> None:
+    """Shutdown while the log append of a sealed record still runs: sealed, not incomplete."""
+    appending, release = threading.Event(), threading.Event()
+
+    def on_stage(stage: Stage, evidence_id: str) -> None:
+        if stage is Stage.AFTER_LOG_APPEND:  # inside the append, after the seal
+            appending.set()
+            release.wait(30)
+
+    server = make_server(evidence_root, on_stage=on_stage)
+    answers: list[Any] = []
+    try:
+        async with open_session(server, "legacy") as client:
+
+            async def search() -> None:
+                answers.append(await call(client, SEARCH, {"query": "slow log"}))
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(search)
+                await anyio.to_thread.run_sync(appending.wait, 30)
+                server.calls.close(0.05)  # the grace ends while the append is blocked
+    finally:
+        release.set()
+    [result] = answers
+    assert result.is_error is True
+    content = result.structured_content
+    assert content is not None
+    evidence_id = content["evidence_id"]
+    assert content == {
+        "error": "shutting_down",
+        "evidence_id": evidence_id,
+        "persisted": True,
+        "receipt": content["receipt"],
+        "record_state": "sealed",
+        "status": "error",
+    }
+    assert_sealed(evidence_root, evidence_id, content["receipt"])
+
+
 # ------------------------------------------------------------ internal_error
 
 

@@ -36,7 +36,7 @@ from ._collection import (
 from ._log import LOG_FILE, EvidenceLogError, Head, NotRegularFileError
 from ._store import EvidenceStorageError
 from ._version import __version__
-from .verify_file import RESERVED_DIR, is_evidence_id, printable
+from .verify_file import RESERVED_DIR, is_evidence_id, printable, printable_json
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -118,19 +118,7 @@ def _emit(text: str, output: str | None) -> None:
 
 
 def _print_json(value: Any) -> None:
-    r"""Print *value* as JSON in which every non-printable character is a ``\u`` escape.
-
-    Outside its strings, indented JSON holds only printable ASCII and line
-    breaks, so escaping the other non-printable characters changes no value:
-    the output stays valid JSON, and a terminal shows no raw control, bidi or
-    zero-width character (diacritics and other printable text stay as they are).
-    """
-    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
-    if not text.replace("\n", "").isprintable():
-        text = "".join(
-            ch if ch.isprintable() or ch == "\n" else json.dumps(ch)[1:-1] for ch in text
-        )
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(printable_json(value, indent=2, sort_keys=True) + "\n")
 
 
 # --------------------------------------------------------------- commands

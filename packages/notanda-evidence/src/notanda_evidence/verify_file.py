@@ -76,6 +76,7 @@ __all__ = [
     "open_record",
     "parse_canonical",
     "printable",
+    "printable_json",
     "record_ids",
     "verify_paths",
     "verify_record",
@@ -344,6 +345,27 @@ def printable(text: str) -> str:
     if text.isprintable() and "\\" not in text:
         return text
     return "".join(ch if ch.isprintable() and ch != "\\" else ascii(ch)[1:-1] for ch in text)
+
+
+def printable_json(value: Any, **dumps_kwargs: Any) -> str:
+    r"""Return *value* as JSON text safe for a terminal, and still valid JSON.
+
+    ``json.dumps`` with ``ensure_ascii=False`` escapes only C0 controls; this
+    also writes every other non-printable character (bidirectional and
+    zero-width marks, C1 controls, U+2028) as a ``\u`` escape. Outside its
+    strings, JSON holds only printable ASCII and line breaks, so escaping
+    changes no value: ``json.loads`` reads the same data back, while
+    diacritics and other printable text stay as they are.
+
+    Args:
+        value: Anything ``json.dumps`` accepts.
+        **dumps_kwargs: Passed to ``json.dumps`` (``indent``, ``sort_keys``);
+            ``ensure_ascii`` is always False.
+    """
+    text = json.dumps(value, **{**dumps_kwargs, "ensure_ascii": False})
+    if text.replace("\n", "").isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch == "\n" else json.dumps(ch)[1:-1] for ch in text)
 
 
 def _reject_constant(name: str) -> Any:

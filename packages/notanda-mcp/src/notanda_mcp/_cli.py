@@ -39,10 +39,12 @@ class UsageParser(argparse.ArgumentParser):
     """An argument parser whose usage errors end with a one-line remedy."""
 
     def error(self, message: str) -> NoReturn:
+        from notanda_evidence.verify_file import printable
+
         self.print_usage(sys.stderr)
         self.exit(
             EXIT_USAGE,
-            f"{self.prog}: error: {message}\n"
+            f"{self.prog}: error: {printable(message)}\n"
             f"{self.prog}: remedy: run '{self.prog} --help' for every option\n",
         )
 
@@ -86,7 +88,6 @@ def check_configuration(env: Mapping[str, str] | None = None) -> Any:
             variable, the path HARVESTER_CONFIG gives, the problem and what to
             do, and never a value read from the file or the environment.
     """
-    from notanda_evidence.verify_file import printable
     from notanda_openalex import ConfigurationError, load_core_config
 
     try:
@@ -94,7 +95,7 @@ def check_configuration(env: Mapping[str, str] | None = None) -> Any:
     except ConfigurationError as exc:
         source = os.environ if env is None else env
         path = source.get("HARVESTER_CONFIG")
-        where = f"HARVESTER_CONFIG={printable(path)}" if path else "the HARVESTER_* variables"
+        where = f"HARVESTER_CONFIG={path}" if path else "the HARVESTER_* variables"
         raise _Usage(
             f"unusable notanda configuration ({where}): {exc}; {exc.problem.remedy}"
         ) from None
@@ -190,7 +191,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         root = resolve_evidence_dir(args.evidence_dir, create=True)
         check_configuration()
     except _Usage as exc:
-        print(f"notanda-mcp: {exc}", file=sys.stderr)
+        from notanda_evidence.verify_file import printable
+
+        print(f"notanda-mcp: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     from ._server import build_server
 

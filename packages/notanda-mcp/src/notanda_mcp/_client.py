@@ -16,13 +16,14 @@ offered the wrong tools; 4 the returned result differs from the stored record.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from notanda_evidence.verify_file import printable, printable_json
 
 from ._cli import UsageParser
 from ._version import __version__
@@ -163,10 +164,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # the SDK wraps everything in exception groups
         error = _first_error(exc)
         detail = str(error) if isinstance(error, _Unreachable) else type(error).__name__
-        print(f"notanda-mcp-client: could not complete the call ({detail})", file=sys.stderr)
+        print(
+            f"notanda-mcp-client: could not complete the call ({printable(detail)})",
+            file=sys.stderr,
+        )
         return EXIT_UNREACHABLE
-    json.dump(content, sys.stdout, ensure_ascii=False, indent=2, sort_keys=True)
-    sys.stdout.write("\n")
+    # Provider text is in the answer: JSON escapes C0 controls but not bidi,
+    # zero-width or C1 characters, so the terminal-safe form is printed.
+    sys.stdout.write(printable_json(content, indent=2, sort_keys=True) + "\n")
     if args.query is not None:
         # A sealed search (successful or not) is evidence: keep its receipt, and
         # check that the answer is what was sealed when it was also logged.

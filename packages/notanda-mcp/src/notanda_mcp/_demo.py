@@ -26,6 +26,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from notanda_evidence.verify_file import printable
+
 __all__ = ["QUERIES", "run_demo"]
 
 #: The searches the demo makes; the provider answers each with the same works.
@@ -110,8 +112,10 @@ def _search(root: Path) -> dict[str, Any]:
         if failed or content.get("status") != "ok" or "head" not in content:
             raise _StepFailed(f"search {number}: {content.get('error', 'no sealed answer')}")
         print(
-            f"ok    search {number} of {len(QUERIES)} sealed and logged: "
-            f"evidence {content['evidence_id']}, head {content['head']}"
+            printable(
+                f"ok    search {number} of {len(QUERIES)} sealed and logged: "
+                f"evidence {content['evidence_id']}, head {content['head']}"
+            )
         )
     return answers[-1][0]
 
@@ -148,10 +152,8 @@ def run_demo(directory: str) -> int:
     try:
         root = _prepare(directory)
     except _Usage as exc:
-        print(f"notanda-mcp: {exc}", file=sys.stderr)
+        print(f"notanda-mcp: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    from notanda_evidence.verify_file import printable
-
     print(f"demo evidence folder: {printable(str(root))} (offline provider; records say injected)")
     try:
         last = _search(root)
@@ -167,12 +169,12 @@ def run_demo(directory: str) -> int:
                 raise _StepFailed(f"{label}: the answer differs from the search's")
             print(f"ok    {label}")
     except _StepFailed as exc:
-        print(f"FAIL  {exc}")
+        print(f"FAIL  {printable(str(exc))}")
         print("demo failed: see FAIL above")
         return EXIT_PROBLEM
     print("demo done. Run the same checks by hand:")
     for argv in commands:
-        print(f"  {shlex.join(argv)}")
+        print(f"  {printable(shlex.join(argv))}")
     print(
         "These records say provider_mode injected: notanda-evidence cite refuses them "
         "unless given --allow-injected."

@@ -30,6 +30,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from notanda_evidence.verify_file import printable
+
 __all__ = ["call_tools", "run_doctor", "selftest_server"]
 
 #: The oldest Python the packages declare (requires-python); checked at run time
@@ -51,18 +53,20 @@ RISKY_FILESYSTEMS = {
 
 
 class _Report:
+    """Each verdict on one line; paths and provider text in it as visible escapes."""
+
     def __init__(self) -> None:
         self.failed = False
 
     def ok(self, text: str) -> None:
-        print(f"ok    {text}")
+        print(f"ok    {printable(text)}")
 
     def warn(self, text: str) -> None:
-        print(f"warn  {text}")
+        print(f"warn  {printable(text)}")
 
     def fail(self, text: str) -> None:
         self.failed = True
-        print(f"FAIL  {text}")
+        print(f"FAIL  {printable(text)}")
 
 
 def _filesystem(path: Path) -> str | None:

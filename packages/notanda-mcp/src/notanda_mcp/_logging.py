@@ -20,6 +20,8 @@ import sys
 import threading
 from typing import Any, TextIO
 
+from notanda_evidence.verify_file import printable
+
 __all__ = ["ALLOWED", "LOGGER", "configure_logging"]
 
 LOGGER = logging.getLogger("notanda_mcp")
@@ -78,6 +80,13 @@ class _Gate(logging.Filter):
         return True
 
 
+class _PrintableFormatter(logging.Formatter):
+    """Every line as :func:`printable` text: no argument can move the operator's cursor."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record))
+
+
 def _quiet_excepthook(kind: type[BaseException], *_: Any) -> None:
     sys.stderr.write(f"notanda-mcp: unexpected {kind.__name__} (details withheld)\n")
 
@@ -101,7 +110,7 @@ def configure_logging(level: str = "warning", stream: TextIO | None = None) -> N
         stream: Where to write (stderr by default).
     """
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(logging.Formatter("notanda-mcp %(levelname)s %(message)s"))
+    handler.setFormatter(_PrintableFormatter("notanda-mcp %(levelname)s %(message)s"))
     handler.addFilter(_Gate())
     root = logging.getLogger()
     for existing in list(root.handlers):

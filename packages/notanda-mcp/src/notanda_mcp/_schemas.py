@@ -68,7 +68,9 @@ REMEDIES: dict[str, str] = {
     "(storage_reason says what failed), then search again",
     "evidence_log_unavailable": "keep the receipt; make the evidence folder's .notanda/ log "
     "readable and writable (log_reason says what failed), then run notanda-evidence adopt",
-    "shutting_down": "the server is stopping: call again once the MCP client has restarted it",
+    "shutting_down": "the server is stopping: call again once the MCP client has restarted it; "
+    "with record_state sealed, keep the receipt and run notanda-evidence adopt on the folder "
+    "in case the record was not logged",
     "internal_error": "report it with the server's stderr; get_evidence with the evidence_id "
     "tells what state the record is in",
     "invalid_evidence_id": "give the evidence_id exactly as the search returned it: "
@@ -204,7 +206,7 @@ _COMMON = {
     "retry_after_s": {"type": ["number", "null"]},
     "storage_reason": {"type": "string"},
     "log_reason": {"type": "string"},
-    "record_state": {"enum": ["incomplete"]},
+    "record_state": {"enum": ["incomplete", "sealed"]},
     "cancelled": {"type": "boolean"},
 }
 

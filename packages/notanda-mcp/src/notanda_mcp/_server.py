@@ -280,6 +280,7 @@ class NotandaServer:
             return _result(await self._run(work))
         cancelled = threading.Event()
         created: list[str] = []
+        sealed: list[str] = []
         work = partial(
             self.service.search,
             arguments,
@@ -287,14 +288,20 @@ class NotandaServer:
             protocol_version=ctx.protocol_version,
             cancelled=lambda: cancelled.is_set() or requested(),
             on_record=created.append,
+            on_sealed=sealed.append,
         )
         async with anyio.create_task_group() as watchers:
             watchers.start_soon(_watch_cancellation, cancelled, self.calls)
-            reply = await self._run(work, created)
+            reply = await self._run(work, created, sealed)
             watchers.cancel_scope.cancel()
         return _result(reply)
 
-    async def _run(self, work: Callable[[], Reply], created: list[str] | None = None) -> Reply:
+    async def _run(
+        self,
+        work: Callable[[], Reply],
+        created: list[str] | None = None,
+        sealed: list[str] | None = None,
+    ) -> Reply:
         reply: Reply | None = None
         content: dict[str, Any]
         # Shielded: a client's cancellation does not stop a search from sealing.
@@ -314,9 +321,15 @@ class NotandaServer:
                 reply = Reply(content, is_error=True)
         if reply is not None:
             return reply
-        # The grace period ran out: the search goes on, its record stays incomplete.
+        # The grace period ran out and the search goes on. A record not yet
+        # sealed stays incomplete; a sealed one is evidence whose log append
+        # may or may not land: its receipt is returned (``adopt`` logs it).
         content = {"error": "shutting_down", "persisted": False, "status": "error"}
-        if created:
+        if created and sealed:
+            content.update(
+                evidence_id=created[0], persisted=True, receipt=sealed[0], record_state="sealed"
+            )
+        elif created:
             content.update(evidence_id=created[0], record_state="incomplete")
         return Reply(content, is_error=True)
 

@@ -192,11 +192,13 @@ class EvidenceService:
         protocol_version: str | None,
         cancelled: Callable[[], bool] = lambda: False,
         on_record: Callable[[str], None] | None = None,
+        on_sealed: Callable[[str], None] | None = None,
     ) -> Reply:
         """Run one search into a new record; see the module docstring for the order.
 
-        *on_record* is told the evidence ID as soon as the record exists, so
-        that a caller who stops waiting can still name the record it left.
+        *on_record* is told the evidence ID as soon as the record exists, and
+        *on_sealed* the receipt as soon as it is sealed, so that a caller who
+        stops waiting can still name the record it left and say it is sealed.
         """
         from notanda_evidence import EvidenceStorageError
         from notanda_openalex import SearchInputError, prepare_search, supplied_record
@@ -255,6 +257,8 @@ class EvidenceService:
             # caller's text, which may hold the key or the contact e-mail.
             stored = writer.write_response(openalex.redact(response))
             seal = writer.seal()
+            if on_sealed is not None:
+                on_sealed(seal.receipt)
         except EvidenceStorageError as exc:
             LOGGER.error("search %s failed before sealing: %s", evidence_id, exc.reason.value)
             writer.close()
