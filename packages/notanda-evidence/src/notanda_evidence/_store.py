@@ -161,6 +161,8 @@ class Seal:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: What :func:`_check_keys` descends into.
+_NESTED = (dict, list, tuple, CanonicalJSON)
 
 
 def replace_lone_surrogates(value: Any) -> Any:
@@ -182,41 +184,40 @@ def replace_lone_surrogates(value: Any) -> Any:
     return value
 
 
-def _check_keys(value: Any) -> None:
-    # The standard encoder silently turns int, float, bool and None keys into
-    # strings; v1 stores only objects whose keys really are strings.
-    stack = [value]
+class _TooDeep(EvidenceValueError):
+    """The value nests deeper than ``verify_file.MAX_JSON_DEPTH`` (or is cyclic)."""
+
+
+def _check_keys(value: Any, limit: int = _v1.MAX_JSON_DEPTH) -> None:
+    """Refuse non-string keys and nesting deeper than *limit*, in one walk.
+
+    The standard encoder silently turns int, float, bool and None keys into
+    strings; v1 stores only objects whose keys really are strings. Nesting is
+    counted inside :class:`CanonicalJSON` fragments too, as a reader of the
+    stored bytes would; the walk never descends past *limit*, so a cyclic
+    value ends as too deep instead of being followed forever.
+
+    Raises:
+        EvidenceValueError: A key is not a string.
+        _TooDeep: The value nests deeper than *limit*.
+    """
+    stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
-        item = stack.pop()
+        item, depth = stack.pop()
+        if isinstance(item, CanonicalJSON):
+            if _v1.json_depth_exceeds(item.data, limit - depth + 1):
+                raise _TooDeep(f"nested deeper than {limit} levels")
+            continue
+        if depth > limit:
+            raise _TooDeep(f"nested deeper than {limit} levels")
         if isinstance(item, dict):
             for key, child in item.items():
                 if not isinstance(key, str):
                     raise EvidenceValueError("object keys must be strings")
-                if isinstance(child, (dict, list, tuple)):
-                    stack.append(child)
+                if isinstance(child, _NESTED):
+                    stack.append((child, depth + 1))
         elif isinstance(item, (list, tuple)):
-            stack.extend(child for child in item if isinstance(child, (dict, list, tuple)))
-
-
-def _nesting_exceeds(value: Any, limit: int) -> bool:
-    """True when *value* nests arrays and objects deeper than *limit*.
-
-    Counts the nesting inside :class:`CanonicalJSON` fragments too, as a
-    reader of the stored bytes would. Iterative, and it stops at the limit,
-    so a very deep (or cyclic) value is refused rather than followed.
-    """
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, enclosing = stack.pop()
-        if isinstance(item, CanonicalJSON):
-            if _v1.json_depth_exceeds(item.data, limit - enclosing):
-                return True
-        elif isinstance(item, (dict, list, tuple)):
-            if enclosing + 1 > limit:
-                return True
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, enclosing + 1) for child in children)
-    return False
+            stack.extend((child, depth + 1) for child in item if isinstance(child, _NESTED))
 
 
 def encode_canonical(value: Any) -> tuple[bytes, Any]:
@@ -229,7 +230,8 @@ def encode_canonical(value: Any) -> tuple[bytes, Any]:
 
     Raises:
         EvidenceValueError: *value* holds NaN, Infinity, a non-JSON type or a
-            non-string key. Nothing has been written.
+            non-string key, or nests deeper than ``MAX_JSON_DEPTH`` (64)
+            levels. Nothing has been written.
     """
     parts, stored = _encode_parts(value)
     return b"".join(parts), stored
@@ -427,11 +429,12 @@ class RecordWriter:
     def _publish(self, name: str, value: Any, *, sync_dir: bool = True) -> Any:
         if name in self._files or self._seal is not None:
             raise RuntimeError(f"{name} was already written")
-        if _nesting_exceeds(value, _v1.MAX_JSON_DEPTH):
+        try:
+            parts, stored = _encode_parts(value)
+        except _TooDeep as exc:
             raise EvidenceStorageError(
                 StorageReason.TOO_DEEP, evidence_id=self.evidence_id, file=name
-            )
-        parts, stored = _encode_parts(value)
+            ) from exc
         if sum(map(len, parts)) > _v1.MAX_PAYLOAD_BYTES:
             raise EvidenceStorageError(
                 StorageReason.TOO_LARGE, evidence_id=self.evidence_id, file=name
