@@ -491,6 +491,23 @@ def test_a_fifo_as_the_receipts_file_is_a_usage_error_and_never_blocks(
     assert "not a regular file" in capsys.readouterr().err
 
 
+def test_a_receipts_file_over_its_limit_is_a_usage_error_read_no_further(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "root").mkdir()
+    evidence_id, receipt = sealed(tmp_path / "root")
+    line = f"{evidence_id} {receipt}\n"
+    (tmp_path / "receipts").write_text(line * 3)
+    monkeypatch.setattr(verify_file, "MAX_RECEIPTS_BYTES", len(line) * 2)
+    argv = [str(tmp_path / "root"), "--receipts", str(tmp_path / "receipts")]
+    assert verify_file.main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"larger than {len(line) * 2} bytes" in err
+    assert "remedy: split the receipts into several files" in err
+    (tmp_path / "receipts").write_text(line * 2)
+    assert verify_file.main(argv) == 0
+
+
 # ------------------------------------------------------- terminal safety
 
 HOSTILE = "evil\x1b[2J\x07\u202eok\\"

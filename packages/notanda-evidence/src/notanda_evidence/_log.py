@@ -34,7 +34,13 @@ from typing import Any
 
 from . import _merkle
 from ._store import EvidenceStorageError, Stage, StageCallback, StorageReason
-from .verify_file import RESERVED_DIR, is_evidence_id, json_depth_exceeds, parse_canonical
+from .verify_file import (
+    RESERVED_DIR,
+    is_evidence_id,
+    json_depth_exceeds,
+    parse_canonical,
+    read_and_close,
+)
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows CI
     import msvcrt
@@ -700,13 +706,10 @@ def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
         OSError: It cannot be opened (``ELOOP`` for a link) or read.
     """
     fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _BINARY | _NONBLOCK)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotRegularFileError(errno.EINVAL, "not a regular file")
-        return _read_from(fd, 0, min(st.st_size, limit + 1))
-    finally:
-        os.close(fd)
+    data = read_and_close(fd, limit)
+    if data is None:
+        raise NotRegularFileError(errno.EINVAL, "not a regular file")
+    return data
 
 
 def read_log(root: str | os.PathLike[str], *, log_path: Path | None = None) -> tuple[bytes, bool]:

@@ -77,6 +77,7 @@ __all__ = [
     "parse_canonical",
     "printable",
     "printable_json",
+    "read_and_close",
     "record_ids",
     "verify_paths",
     "verify_record",
@@ -546,19 +547,29 @@ class _Dir:
         return _read_and_close(fd, limit)
 
 
-def _read_and_close(fd: int, limit: int) -> bytes:
-    """Read at most ``limit + 1`` bytes of the regular file open as *fd*, then close it.
+def read_and_close(fd: int, limit: int) -> bytes | None:
+    """Read at most ``limit + 1`` bytes of the file open as *fd*, then close it.
 
-    Raises:
-        _Unsafe: ``fstat`` does not call it a regular file; nothing is read.
+    The one bounded read every reader of evidence files uses: a caller tells
+    an oversized file by its length without holding more than the limit.
+    Returns None, having read nothing, when ``fstat`` does not call it a
+    regular file (a FIFO opened non-blocking, a device, a folder).
     """
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise _Unsafe(Code.FS_SPECIAL_FILE)
+            return None
         return _read_all(fd, min(st.st_size, limit + 1))
     finally:
         os.close(fd)
+
+
+def _read_and_close(fd: int, limit: int) -> bytes:
+    """:func:`read_and_close`, raising ``_Unsafe`` for anything but a regular file."""
+    data = read_and_close(fd, limit)
+    if data is None:
+        raise _Unsafe(Code.FS_SPECIAL_FILE)
+    return data
 
 
 def _lstat_is_link(name: str, dir_fd: int) -> bool:
