@@ -15,10 +15,13 @@ from conftest import EXPECTED
 from notanda_evidence import (
     CitationError,
     CitationFormat,
+    EntryType,
     EvidenceLog,
+    EvidenceStorageError,
     EvidenceStore,
     ProofError,
     _cli,
+    _collection,
     adopt,
     audit,
     collect_citations,
@@ -126,6 +129,61 @@ def test_adopt_never_rewrites_record_files(materialize: Callable[[str], Path]) -
     assert {p: p.read_bytes() for p in before} == before
 
 
+def _first_look_sees_half_deleted(
+    monkeypatch: pytest.MonkeyPatch, target: str, *, then_gone: bool
+) -> None:
+    """Make adopt's first, unlocked look at *target* race a prune's deletion.
+
+    The first look finds the record with its payloads already deleted (an
+    integrity failure); by the locked second look the folder is gone
+    (*then_gone*) or still half-deleted.
+    """
+    real = _collection.verify_record
+    looks: list[str] = []
+
+    def racing(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if Path(path).name == target and not looks:
+            looks.append(target)
+            for payload in Path(path).glob("[!m]*.json"):  # all but manifest.json
+                payload.unlink()
+            result = real(path, *args, **kwargs)
+            if then_gone:
+                shutil.rmtree(path)
+            return result
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(_collection, "verify_record", racing)
+
+
+def test_adopt_does_not_refuse_a_record_pruned_during_its_first_look(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept, _ = sealed(tmp_path)  # unlogged: a candidate
+    raced, _ = sealed(tmp_path)  # unlogged, deleted while adopt looks at it
+    _first_look_sees_half_deleted(monkeypatch, raced, then_gone=True)
+    report = adopt(tmp_path, min_age_s=0)
+    assert report.refused == ()
+    assert [evidence_id for evidence_id, _ in report.adopted] == [kept]
+
+
+def test_adopt_refuses_a_record_still_damaged_under_the_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    damaged, _ = sealed(tmp_path)
+    _first_look_sees_half_deleted(monkeypatch, damaged, then_gone=False)
+    report = adopt(tmp_path, min_age_s=0)
+    assert report.refused == ((damaged, "integrity_failure"),)
+    assert report.adopted == ()
+
+
+def test_adopt_never_revives_a_tombstoned_record_whose_folder_survived(tmp_path: Path) -> None:
+    evidence_id, receipt = sealed(tmp_path, EvidenceLog(tmp_path))
+    EvidenceLog(tmp_path).append(evidence_id, receipt, EntryType.TOMBSTONE, reason="withdrawn")
+    report = adopt(tmp_path, min_age_s=0)
+    assert (report.adopted, report.refused) == ((), ())
+    assert audit(tmp_path).log_status == {evidence_id: "tombstoned"}
+
+
 # ------------------------------------------------------------------ prune
 
 
@@ -171,6 +229,34 @@ def test_prune_old_incomplete_records_only(tmp_path: Path) -> None:
     assert [evidence_id for evidence_id, _ in done] == [old.evidence_id]
     assert fresh.path.exists()
     assert audit(tmp_path).entries[-1].receipt is None
+
+
+def test_prune_removes_a_folder_in_one_step_and_cleans_up_after_an_interrupted_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, _ = sealed(tmp_path, EvidenceLog(tmp_path))
+    second, _ = sealed(tmp_path, EvidenceLog(tmp_path))
+    real = shutil.rmtree
+    seen: list[bool] = []
+
+    def interrupted(path: Any, *args: Any, **kwargs: Any) -> None:
+        # The record left the root before any of its files was deleted.
+        seen.append((tmp_path / first).exists())
+        raise PermissionError(13, "interrupted", str(path))
+
+    monkeypatch.setattr(_collection.shutil, "rmtree", interrupted)
+    with pytest.raises(EvidenceStorageError):
+        prune(tmp_path, [first], reason="withdrawn")
+    assert seen == [False]
+    aside = tmp_path / ".notanda" / f"pruning-{first}"
+    assert (aside / "manifest.json").is_file()
+    result = audit(tmp_path)
+    assert result.exit_code == 0, result.log_findings
+    assert result.log_status == {first: "tombstoned", second: "logged"}
+    monkeypatch.setattr(_collection.shutil, "rmtree", real)
+    prune(tmp_path, [second], reason="withdrawn")
+    assert not aside.exists()
+    assert sorted(p.name for p in (tmp_path / ".notanda").iterdir()) == ["lock", "log.jsonl"]
 
 
 @pytest.mark.parametrize("reason", ["", "x" * 201, "line\nbreak"])

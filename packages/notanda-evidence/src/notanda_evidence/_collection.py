@@ -37,7 +37,9 @@ from ._version import __version__
 from .verify_file import (
     MANIFEST,
     PAYLOADS,
+    RESERVED_DIR,
     Outcome,
+    RecordResult,
     is_evidence_id,
     json_depth_exceeds,
     printable,
@@ -95,8 +97,13 @@ class AdoptReport:
     left: tuple[str, ...] = ()
 
 
-def _is_logged(latest: EntryType | None) -> bool:
-    return latest is not None and latest is not EntryType.TOMBSTONE
+def _is_decided(latest: EntryType | None) -> bool:
+    """Whether the log already speaks for a record: sealed, adopted or tombstoned.
+
+    A tombstoned record whose folder survived its pruning is not adopted again:
+    that would revive it. ``prune`` it again to delete the folder.
+    """
+    return latest is not None
 
 
 def adopt(
@@ -113,9 +120,11 @@ def adopt(
     existed when they were adopted. Records that fail verification are
     refused; incomplete records touched within *min_age_s* are left alone.
 
-    Each record is decided again under the log's lock, with the log re-read
-    and the record re-verified, so that beside servers, other ``adopt`` and
-    ``prune`` runs no record is logged twice and no pruned record is revived.
+    Each record, adopted or refused, is decided again under the log's lock,
+    with the log re-read and the record re-verified, so that beside servers,
+    other ``adopt`` and ``prune`` runs no record is logged twice, no pruned
+    record is revived, and a record a server logged or a ``prune`` deleted
+    meanwhile (perhaps half-way through the first look) is not refused.
 
     Raises:
         EvidenceLogError: The log cannot be read or appended to.
@@ -123,32 +132,43 @@ def adopt(
     base = Path(root)
     latest = _latest_entries(base)
     candidates: list[tuple[str, str, str | None]] = []
-    refused: list[tuple[str, str]] = []
+    suspects: list[tuple[str, str]] = []
     left: list[str] = []
     for evidence_id in record_ids(base):
-        if _is_logged(latest.get(evidence_id)):
+        if _is_decided(latest.get(evidence_id)):
             continue
         result = verify_record(base / evidence_id)
-        if result.outcome is Outcome.INCOMPLETE and (_record_age_s(base / evidence_id) < min_age_s):
+        if _young_incomplete(base, result, min_age_s):
             left.append(evidence_id)
-            continue
-        if result.outcome is not Outcome.OK:
-            refused.append((result.evidence_id, result.outcome.value))
-            continue
-        requested = (result.request or {}).get("requested_at")
-        candidates.append(
-            (requested if isinstance(requested, str) else "", result.evidence_id, result.receipt)
-        )
-    candidates.sort(key=lambda item: (item[0], item[1]))
-    adopted: list[tuple[str, int]] = []
-    head: Head | None = None
+        elif result.outcome is not Outcome.OK:
+            suspects.append((result.evidence_id, result.outcome.value))
+        else:
+            candidates.append(_candidate(result))
     if dry_run:
-        adopted = [(evidence_id, -1) for _, evidence_id, _ in candidates]
-        return AdoptReport(tuple(adopted), tuple(refused), head, tuple(left))
+        candidates.sort(key=lambda item: (item[0], item[1]))
+        would = tuple((evidence_id, -1) for _, evidence_id, _ in candidates)
+        return AdoptReport(would, tuple(suspects), None, tuple(left))
+    adopted: list[tuple[str, int]] = []
+    refused: list[tuple[str, str]] = []
+    head: Head | None = None
     log = EvidenceLog(base)
+    for evidence_id, _ in suspects:
+        with log.transaction() as locked:
+            if _is_decided(locked.latest(evidence_id)):
+                continue  # A server logged it (or a prune tombstoned it) meanwhile.
+            result = verify_record(base / evidence_id)
+        if result.outcome is Outcome.NOT_FOUND:
+            continue  # Pruned meanwhile.
+        if _young_incomplete(base, result, min_age_s):
+            left.append(evidence_id)
+        elif result.outcome is Outcome.OK:
+            candidates.append(_candidate(result))
+        else:
+            refused.append((evidence_id, result.outcome.value))
+    candidates.sort(key=lambda item: (item[0], item[1]))
     for _, evidence_id, receipt in candidates:
         with log.transaction() as locked:
-            if _is_logged(locked.latest(evidence_id)):
+            if _is_decided(locked.latest(evidence_id)):
                 continue  # A server or another adopt logged it meanwhile.
             if verify_record(base / evidence_id, receipt).outcome is not Outcome.OK:
                 continue  # Pruned (or changed) meanwhile: nothing to adopt.
@@ -156,6 +176,18 @@ def adopt(
         adopted.append((evidence_id, appended.entry.index))
         head = appended.head
     return AdoptReport(tuple(adopted), tuple(refused), head, tuple(left))
+
+
+def _candidate(result: RecordResult) -> tuple[str, str, str | None]:
+    """A record to adopt, as its sort key (``requested_at``, then ID) and receipt."""
+    requested = (result.request or {}).get("requested_at")
+    return (requested if isinstance(requested, str) else "", result.evidence_id, result.receipt)
+
+
+def _young_incomplete(base: Path, result: RecordResult, min_age_s: float) -> bool:
+    return result.outcome is Outcome.INCOMPLETE and (
+        _record_age_s(base / result.evidence_id) < min_age_s
+    )
 
 
 def _record_age_s(path: Path) -> float:
@@ -243,10 +275,23 @@ def prune(
 
 
 def _remove_record(path: Path) -> None:
+    """Remove a record folder in one step readers can see: present, or not found.
+
+    The folder is first renamed into ``.notanda/`` (``pruning-<id>``), then
+    deleted there, so that nothing reading the root beside a prune (``adopt``,
+    ``audit``, a server's ``get_evidence``) ever sees a half-deleted record and
+    calls it an integrity failure. Leftovers of an interrupted prune (each
+    renamed only after its tombstone was durable) are deleted first.
+    """
     if path.is_symlink() or not path.is_dir():
         path.unlink()
         return
-    shutil.rmtree(path)
+    reserved = path.parent / RESERVED_DIR
+    for leftover in reserved.glob("pruning-*"):
+        shutil.rmtree(leftover)
+    aside = reserved / f"pruning-{path.name}"
+    os.rename(path, aside)
+    shutil.rmtree(aside)
 
 
 # ----------------------------------------------------------------- proofs
