@@ -1,0 +1,62 @@
+r"""RFC 3161 time-stamp tokens on log heads: the checkpoint text and where tokens live.
+
+A time-stamp authority (TSA) is asked to sign the SHA-256 of a *checkpoint*,
+``notanda log head v1 <size> <root>\n``, naming one head of the log. Each
+accepted ``TimeStampResp`` (DER) is stored as ``.notanda/timestamps/<size>.tsr``
+in the evidence root. See ``docs/evidence-format.md`` section 9.9.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from .verify_file import RESERVED_DIR
+
+__all__ = [
+    "CHECKPOINT_PREFIX",
+    "TIMESTAMPS_DIR",
+    "TOKEN_SUFFIX",
+    "checkpoint_bytes",
+    "checkpoint_digest",
+    "token_name",
+    "token_size",
+]
+
+CHECKPOINT_PREFIX = "notanda log head v1"
+#: The tokens' folder, relative to the evidence root.
+TIMESTAMPS_DIR = f"{RESERVED_DIR}/timestamps"
+TOKEN_SUFFIX = ".tsr"  # noqa: S105 (a file name suffix, not a secret)
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_TOKEN_NAME = re.compile(r"(0|[1-9][0-9]{0,19})\.tsr")
+
+
+def checkpoint_bytes(size: int, root: str) -> bytes:
+    """The exact UTF-8 text a TSA is asked to stamp for the head ``size:root``.
+
+    Raises:
+        ValueError: *size* is negative or *root* is not 64 lowercase hex digits.
+    """
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ValueError("a checkpoint's size is a non-negative integer")
+    if not isinstance(root, str) or _HEX64.fullmatch(root) is None:
+        raise ValueError("a checkpoint's root is 64 lowercase hex digits")
+    return f"{CHECKPOINT_PREFIX} {size} {root}\n".encode()
+
+
+def checkpoint_digest(size: int, root: str) -> bytes:
+    """The SHA-256 of :func:`checkpoint_bytes`: the message imprint a token must carry."""
+    return hashlib.sha256(checkpoint_bytes(size, root)).digest()
+
+
+def token_name(size: int) -> str:
+    """The file name of the token for the head of *size* entries (decimal, no leading zeros)."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ValueError("a token's size is a non-negative integer")
+    return f"{size}{TOKEN_SUFFIX}"
+
+
+def token_size(name: str) -> int | None:
+    """The size a token file's name states, or None when the name is not a token's."""
+    match = _TOKEN_NAME.fullmatch(name)
+    return None if match is None else int(match.group(1))
