@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -255,3 +256,20 @@ def test_a_bag_carries_its_tokens_beside_its_log(
     if not tokens.is_dir():  # the writer's side copies them; until then, as a plain copy does
         shutil.copytree(stamped / TIMESTAMPS_DIR, tokens)
     assert _codes(bag, tsa_ca=tsa.ca_pem) == (0, [])
+
+
+def test_errors_md_lists_exactly_the_timestamp_codes_each_with_a_remedy() -> None:
+    errors_md = Path(__file__).resolve().parents[3] / "docs" / "errors.md"
+    section = errors_md.read_text(encoding="utf-8").split("## Time-stamp findings (`audit`)")[1]
+    rows = [
+        [cell.strip() for cell in line.strip().strip("|").split("|")]
+        for line in section.split("\n## ")[0].splitlines()
+        if line.startswith("| `")
+    ]
+    listed = {code for row in rows for code in re.findall(r"`(tsa\.[a-z_]+)`", row[0])}
+    assert listed == {code.value for code in TimestampCode}
+    assert all(len(row) == 4 and row[1] in {"error", "warning", "info"} and row[3] for row in rows)
+    # What the table says about exit codes is what audit does.
+    exits = {code: row[2] for row in rows for code in re.findall(r"`(tsa\.[a-z_]+)`", row[0])}
+    assert exits["tsa.unchecked"] == "3"
+    assert exits["tsa.stray_entry"] == "0"
