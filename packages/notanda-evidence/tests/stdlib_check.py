@@ -133,26 +133,12 @@ def main() -> None:
 def check_stamped_audit(python: str, work: Path, env: dict[str, str]) -> None:
     """The wheel alone audits a stamped collection: every token verified, a swapped one caught."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests-support"))
-    from notanda_evidence import EvidenceLog, EvidenceStore
-    from notanda_evidence._timestamps import TIMESTAMPS_DIR, checkpoint_digest, token_name
+    from notanda_evidence._timestamps import TIMESTAMPS_DIR
+    from stamped import stamped_collection
     from tsa_authority import create_authorities
 
     tsa = create_authorities(work / "tsa")
-    root = work / "root"
-    root.mkdir()
-    log = EvidenceLog(root)
-    (root / TIMESTAMPS_DIR).mkdir(parents=True)
-    for size in (1, 2, 3):
-        writer = EvidenceStore(root).create()
-        writer.write_request({"evidence_id": writer.evidence_id})
-        writer.write_provider({})
-        writer.write_response({"evidence_id": writer.evidence_id, "status": "ok", "results": []})
-        seal = writer.seal()
-        log.append(seal.evidence_id, seal.receipt)
-        if size != 2:
-            head = log.head()
-            token = tsa.stamp(checkpoint_digest(head.size, head.root), nonce=size)
-            (root / TIMESTAMPS_DIR / token_name(size)).write_bytes(token)
+    root = stamped_collection(work / "root", tsa, (1, 3), 3)
 
     def audit_json() -> tuple[int, dict[str, object]]:
         command = [python, "-I", "-m", "notanda_evidence", "audit", str(root), "--json"]

@@ -11,34 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from notanda_evidence import EvidenceLog, EvidenceStore, _cli, audit
+from notanda_evidence import EvidenceLog, _cli, audit
 from notanda_evidence._timestamp_audit import SignatureCheck, TimestampCode
 from notanda_evidence._timestamps import TIMESTAMPS_DIR, checkpoint_digest, token_name
+from stamped import stamped_collection
 from tsa_authority import Authorities
-
-
-def _sealed(root: Path, log: EvidenceLog) -> None:
-    writer = EvidenceStore(root).create()
-    writer.write_request({"evidence_id": writer.evidence_id})
-    writer.write_provider({})
-    writer.write_response({"evidence_id": writer.evidence_id, "status": "ok", "results": []})
-    seal = writer.seal()
-    log.append(seal.evidence_id, seal.receipt)
-
-
-def _collection(root: Path, tsa: Authorities, stamp_at: tuple[int, ...], total: int) -> Path:
-    """A root of *total* logged records with a token for the head at each size in *stamp_at*."""
-    root.mkdir()
-    log = EvidenceLog(root)
-    folder = root / TIMESTAMPS_DIR
-    for size in range(1, total + 1):
-        _sealed(root, log)
-        if size in stamp_at:
-            head = log.head()
-            folder.mkdir(parents=True, exist_ok=True)
-            token = tsa.stamp(checkpoint_digest(head.size, head.root), nonce=1000 + size)
-            (folder / token_name(size)).write_bytes(token)
-    return root
 
 
 def _codes(root: Path, **kwargs: object) -> tuple[int, list[str]]:
@@ -50,7 +27,7 @@ def _codes(root: Path, **kwargs: object) -> tuple[int, list[str]]:
 
 @pytest.fixture
 def stamped(tmp_path: Path, tsa: Authorities) -> Path:
-    return _collection(tmp_path / "root", tsa, (1, 3), 4)
+    return stamped_collection(tmp_path / "root", tsa, (1, 3), 4)
 
 
 def test_a_stamped_root_audits_clean_and_says_what_each_token_proves(
@@ -88,7 +65,7 @@ def test_without_tsa_ca_the_imprints_are_checked_and_the_report_says_signatures_
 
 
 def test_a_root_without_tokens_has_no_timestamp_finding(tmp_path: Path, tsa: Authorities) -> None:
-    root = _collection(tmp_path / "root", tsa, (), 2)
+    root = stamped_collection(tmp_path / "root", tsa, (), 2)
     assert _codes(root) == (0, [])
     result = audit(root)
     assert result.timestamps is not None
@@ -98,7 +75,7 @@ def test_a_root_without_tokens_has_no_timestamp_finding(tmp_path: Path, tsa: Aut
 def test_tsa_ca_on_a_root_without_tokens_is_a_usage_error(
     tmp_path: Path, tsa: Authorities, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = _collection(tmp_path / "root", tsa, (), 2)
+    root = stamped_collection(tmp_path / "root", tsa, (), 2)
     assert _cli.main(["audit", str(root), "--tsa-ca", str(tsa.ca_pem)]) == 2
     err = capsys.readouterr().err
     assert "holds no time-stamp token" in err
@@ -106,7 +83,7 @@ def test_tsa_ca_on_a_root_without_tokens_is_a_usage_error(
 
 
 def test_tsa_ca_must_be_a_pem_bundle(
-    stamped: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    stamped: Path, tsa: Authorities, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     not_pem = tmp_path / "ca.txt"
     not_pem.write_text("hello\n")
@@ -114,6 +91,9 @@ def test_tsa_ca_must_be_a_pem_bundle(
     assert _cli.main(["audit", str(stamped), "--tsa-ca", str(tmp_path / "absent.pem")]) == 2
     assert _cli.main(["audit", str(stamped), "--tsa-ca", str(tmp_path)]) == 2
     assert capsys.readouterr().err.count("remedy: give --tsa-ca the PEM file") == 3
+    linked = tmp_path / "linked.pem"
+    linked.symlink_to(tsa.ca_pem)  # as in /etc/ssl/certs: the auditor's own choice
+    assert _cli.main(["audit", str(stamped), "--tsa-ca", str(linked)]) == 0
 
 
 def test_a_token_from_an_untrusted_ca_fails(stamped: Path, tsa: Authorities) -> None:
@@ -155,23 +135,17 @@ def test_a_refusal_stored_as_a_token_fails(stamped: Path, tsa: Authorities) -> N
     assert (exit_code, codes) == (1, ["tsa.not_granted"])
 
 
-def test_a_log_rewritten_after_stamping_fails(stamped: Path, tmp_path: Path) -> None:
+def test_a_log_rewritten_after_stamping_fails(
+    stamped: Path, tsa: Authorities, tmp_path: Path
+) -> None:
     log_file = stamped / ".notanda" / "log.jsonl"
     lines = log_file.read_bytes().splitlines(keepends=True)
     # A self-consistent rewrite: another, fully valid history of the same length.
-    other = _collection_without_tokens(tmp_path / "other", len(lines))
+    other = stamped_collection(tmp_path / "other", tsa, (), len(lines))
     log_file.write_bytes((other / ".notanda" / "log.jsonl").read_bytes())
     _, codes = _codes(stamped)
     assert codes == ["tsa.imprint_mismatch", "tsa.imprint_mismatch"]
     assert audit(stamped).exit_code == 1
-
-
-def _collection_without_tokens(root: Path, total: int) -> Path:
-    root.mkdir()
-    log = EvidenceLog(root)
-    for _ in range(total):
-        _sealed(root, log)
-    return root
 
 
 def test_a_token_for_a_size_beyond_the_log_fails(stamped: Path) -> None:

@@ -135,7 +135,8 @@ def _tsa_ca(path: str, root: Path) -> str:
     """Check ``--tsa-ca``: a readable PEM bundle, for a root that holds tokens to check."""
     remedy = "give --tsa-ca the PEM file of the TSA's CA certificates (docs/auditors-guide.md)"
     try:
-        data = read_regular_file(path, MAX_CA_BUNDLE_BYTES)
+        # The auditor chose this file: a link to a system bundle is fine to follow.
+        data = read_regular_file(os.path.realpath(path), MAX_CA_BUNDLE_BYTES)
     except NotRegularFileError as exc:
         raise _Usage(f"--tsa-ca {path}: not a regular file", remedy) from exc
     except OSError as exc:
