@@ -31,6 +31,7 @@ __all__ = [
     "Authorities",
     "TimeStampAuthority",
     "create_authorities",
+    "create_authority",
     "openssl_program",
 ]
 
@@ -213,6 +214,11 @@ class Authorities:
         return self.trusted.reply_to_request(der_request)
 
 
+def create_authority(directory: Path, name: str) -> TimeStampAuthority:
+    """One more authority whose CA and TSA certificate are named after *name* (any text)."""
+    return _authority(directory, name, openssl_program())
+
+
 def _authority(directory: Path, name: str, openssl: str) -> TimeStampAuthority:
     directory.mkdir(parents=True, exist_ok=True)
     ca_key, ca_pem = directory / "ca.key", directory / "ca.pem"
@@ -234,6 +240,7 @@ def _authority(directory: Path, name: str, openssl: str) -> TimeStampAuthority:
         openssl,
         "req",
         "-new",
+        "-utf8",
         "-key",
         ca_key,
         "-subj",
@@ -261,7 +268,16 @@ def _authority(directory: Path, name: str, openssl: str) -> TimeStampAuthority:
         ca_pem,
     )
     _run(
-        openssl, "req", "-new", "-key", key_pem, "-subj", f"/O=Notanda tests/CN={name}", "-out", csr
+        openssl,
+        "req",
+        "-new",
+        "-utf8",
+        "-key",
+        key_pem,
+        "-subj",
+        f"/O=Notanda tests/CN={name}",
+        "-out",
+        csr,
     )
     _run(
         openssl,
