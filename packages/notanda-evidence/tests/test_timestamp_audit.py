@@ -228,8 +228,11 @@ def test_a_bag_carries_its_tokens_beside_its_log(
     bag = tmp_path / "bag"
     assert _cli.main(["export", "--root", str(stamped), "--bagit", str(bag)]) == 0
     tokens = bag / "notanda" / "timestamps"
-    if not tokens.is_dir():  # the writer's side copies them; until then, as a plain copy does
-        shutil.copytree(stamped / TIMESTAMPS_DIR, tokens)
+    source = stamped / TIMESTAMPS_DIR
+    assert sorted(p.name for p in tokens.iterdir()) == sorted(p.name for p in source.iterdir())
+    assert all((tokens / p.name).read_bytes() == p.read_bytes() for p in source.iterdir())
+    tagged = (bag / "tagmanifest-sha256.txt").read_text()
+    assert all(f"  notanda/timestamps/{p.name}\n" in tagged for p in source.iterdir())
     assert _codes(bag, tsa_ca=tsa.ca_pem) == (0, [])
 
 

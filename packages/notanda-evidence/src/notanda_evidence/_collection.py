@@ -23,6 +23,7 @@ from typing import Any
 
 from . import _merkle
 from ._audit import parse_log
+from ._der import MAX_TOKEN_BYTES
 from ._log import (
     EntryType,
     EvidenceLog,
@@ -33,6 +34,7 @@ from ._log import (
     read_regular_file,
 )
 from ._store import EvidenceStorageError
+from ._timestamps import TIMESTAMPS_DIR, token_size
 from ._version import __version__
 from .verify_file import (
     MANIFEST,
@@ -274,6 +276,30 @@ def prune(
     return done
 
 
+def _export_tokens(base: Path, out: Path) -> list[str]:
+    """Copy the root's token files into *out*; their tag-file names, sorted.
+
+    Only names that are tokens' are copied, each read as a regular file within
+    the token limit; anything else is left for ``audit`` of the root to report.
+    """
+    source = base / TIMESTAMPS_DIR
+    if source.is_symlink() or not source.is_dir():
+        return []
+    names = sorted(entry.name for entry in os.scandir(source) if token_size(entry.name) is not None)
+    copied: list[str] = []
+    for name in names:
+        try:
+            data = read_regular_file(source / name, MAX_TOKEN_BYTES)
+        except OSError:
+            continue  # a link, a FIFO or unreadable: audit of the root reports it
+        if len(data) > MAX_TOKEN_BYTES:
+            continue  # too large to be a token: likewise
+        out.mkdir(exist_ok=True)
+        (out / name).write_bytes(data)
+        copied.append(f"notanda/timestamps/{name}")
+    return copied
+
+
 def _remove_record(path: Path) -> None:
     """Remove a record folder in one step readers can see: present, or not found.
 
@@ -476,7 +502,9 @@ def export_bagit(
     The payload is ``data/<evidence_id>/*.json``, byte for byte. The SHA-256
     of each payload file is the one its record's manifest states, and the line
     for ``manifest.json`` is the record's receipt. The log goes in as the tag
-    file ``notanda/log.jsonl`` with its head in ``notanda/head.json``.
+    file ``notanda/log.jsonl`` with its head in ``notanda/head.json``, and
+    every time-stamp token (``.notanda/timestamps/<size>.tsr``) as a tag file
+    under ``notanda/timestamps/``, so that ``audit`` checks them in the bag.
 
     Returns:
         The number of records exported and the ``(evidence_id, outcome)`` of
@@ -515,6 +543,7 @@ def export_bagit(
     (bag / "notanda").mkdir()
     (bag / "notanda" / "log.jsonl").write_bytes(data)
     (bag / "notanda" / "head.json").write_text(json.dumps(head.to_json(), sort_keys=True) + "\n")
+    tokens = _export_tokens(base, bag / "notanda" / "timestamps")
     (bag / "manifest-sha256.txt").write_text("".join(f"{line}\n" for line in manifest_lines))
     (bag / "bagit.txt").write_text("BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n")
     info = {
@@ -533,6 +562,7 @@ def export_bagit(
         "manifest-sha256.txt",
         "notanda/head.json",
         "notanda/log.jsonl",
+        *tokens,
     ]
     (bag / "tagmanifest-sha256.txt").write_text(
         "".join(f"{_sha256_file(bag / name)}  {name}\n" for name in tags)
