@@ -193,10 +193,12 @@ def title_score(reference_title: str, work_title: str) -> float:
 
 def _words_agree(ours: list[str], theirs: list[str]) -> bool:
     """Whether two word lists differ only by stopwords and spelling variants."""
-    for tag, a_start, a_end, b_start, b_end in Levenshtein.opcodes(ours, theirs):
+    for opcode in Levenshtein.opcodes(ours, theirs):
+        tag = opcode.tag
         if tag == "equal":
             continue
-        left, right = ours[a_start:a_end], theirs[b_start:b_end]
+        left = ours[opcode.src_start : opcode.src_end]
+        right = theirs[opcode.dest_start : opcode.dest_end]
         if tag == "replace" and len(left) == len(right):
             if all(
                 fuzz.ratio(a, b) >= SPELLING_VARIANT_SCORE and not (a.isdigit() or b.isdigit())
