@@ -8,6 +8,7 @@ and ``filter=title.search:...`` the way OpenAlex does for these cases.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -16,6 +17,7 @@ import httpx
 import pytest
 from conftest import (
     ALL_SECRETS,
+    REPO_ROOT,
     SECRET_KEY,
     FakeClock,
     assert_no_secret,
@@ -690,3 +692,34 @@ def test_summary_counts_every_verdict(clock: FakeClock) -> None:
         "unchecked": 0,
         "unparsed": 0,
     }
+
+
+# ------------------------------------------------------------------- the docs
+
+
+def _table_codes(text: str, header: str) -> set[str]:
+    """The first code of every row of the Markdown table whose header starts with *header*."""
+    codes: set[str] = set()
+    inside = False
+    for line in text.splitlines():
+        if line.startswith(f"| {header} |"):
+            inside = True
+            continue
+        if inside and not line.startswith("|"):
+            break
+        if inside and not line.startswith("|---"):
+            match = re.search(r"`([^`]+)`", line.split("|")[1])
+            if match:
+                codes.add(match.group(1))
+    return codes
+
+
+def test_the_docs_list_every_verdict_and_unchecked_code() -> None:
+    checking_md = REPO_ROOT / "docs" / "reference-checking.md"
+    errors_md = REPO_ROOT / "docs" / "errors.md"
+    if not checking_md.is_file() or not errors_md.is_file():
+        pytest.skip(f"docs not found under {REPO_ROOT}: run from a repository checkout")
+    verdicts = _table_codes(checking_md.read_text(encoding="utf-8"), "verdict | meaning")
+    assert verdicts == {verdict.value for verdict in Verdict}
+    unchecked = _table_codes(errors_md.read_text(encoding="utf-8"), "`error` | when")
+    assert unchecked == {reason.value for reason in UncheckedReason}
