@@ -581,19 +581,30 @@ def test_a_shorter_deadline_is_honoured(clock: FakeClock) -> None:
 
 
 def test_cancellation_stops_new_requests(clock: FakeClock) -> None:
-    calls = [0]
+    # Cancelled once the DOI batch has been decided: no title lookup starts.
+    decided = [0]
 
-    def count(request: httpx.Request) -> None:
-        calls[0] += 1
+    def progress(done: int, total: int) -> None:
+        decided[0] = done
 
-    fake = FakeOpenAlex(real_works(), on_request=count)
     result, requests = check(
-        REAL_BIBLIOGRAPHY, clock, fake=fake, concurrency=1, cancelled=lambda: calls[0] >= 1
+        REAL_BIBLIOGRAPHY,
+        clock,
+        concurrency=1,
+        on_progress=progress,
+        cancelled=lambda: decided[0] >= 2,
     )
     assert len(requests) == 1
+    assert [entry.verdict for entry in result.references] == [
+        Verdict.VERIFIED,
+        Verdict.UNCHECKED,
+        Verdict.VERIFIED,
+        Verdict.UNCHECKED,
+        Verdict.UNCHECKED,
+    ]
     unchecked = [entry for entry in result.references if entry.verdict is Verdict.UNCHECKED]
-    assert len(unchecked) == 3
     assert {entry.error for entry in unchecked} == {UncheckedReason.DEADLINE_EXCEEDED.value}
+    assert decided[0] == 5
 
 
 def test_a_refused_configuration_fails_the_check_as_a_whole(clock: FakeClock) -> None:
@@ -723,3 +734,18 @@ def test_the_docs_list_every_verdict_and_unchecked_code() -> None:
     assert verdicts == {verdict.value for verdict in Verdict}
     unchecked = _table_codes(errors_md.read_text(encoding="utf-8"), "`error` | when")
     assert unchecked == {reason.value for reason in UncheckedReason}
+
+
+def test_an_endpoint_off_the_pin_fails_the_check_as_a_whole(
+    clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import notanda_openalex._client as client_module
+
+    monkeypatch.setattr(client_module, "ENDPOINT", "http://api.openalex.org/works")
+    result, requests = check("10.1038/35002501", clock)
+    assert requests == []
+    assert result.failure is not None
+    assert result.failure.detail is ConfigurationDetail.ENDPOINT_NOT_ALLOWED
+    assert [(entry.verdict, entry.error) for entry in result.references] == [
+        (Verdict.UNCHECKED, "configuration_error")
+    ]
