@@ -161,6 +161,17 @@ def test_author_lists_that_differ() -> None:
     )
 
 
+def test_a_work_without_authors_is_not_compared_on_authors() -> None:
+    # OpenAlex lists no author for many books and chapters ("Classical Electrodynamics", 2020).
+    book = synthetic(1, "Classical Electrodynamics", [], year=2020)
+    assert compare(ref(authors=names("Jackson")), book, current_year=YEAR) == ()
+
+
+def test_html_entities_in_an_openalex_title_do_not_count() -> None:
+    assert titles_agree("Rock & roll: a history", "Rock &amp; Roll: A History")
+    assert titles_agree("CO2 and climate", "CO<sub>2</sub> and climate")
+
+
 def test_provider_truncated_author_list_is_not_a_difference() -> None:
     record = {
         "id": "https://openalex.org/W9",
@@ -202,6 +213,10 @@ def test_year_differs_when_wrong_or_in_the_future() -> None:
         ("Proc. Natl. Acad. Sci. U.S.A.", "Proceedings of the National Academy of Sciences"),
         ("The Lancet", "Lancet"),
         ("arXiv preprint arXiv:2108.04680", "arXiv (Cornell University)"),
+        ("CoRR", "arXiv (Cornell University)"),
+        ("Computer Vision - ECCV 2018", "Lecture notes in computer science"),
+        ("Handbook of Climate Change", "Springer eBooks"),
+        ("Journal of Structural Geology", "DOAJ (DOAJ: Directory of Open Access Journals)"),
     ],
 )
 def test_venues_that_are_no_clear_disagreement(ours: str, theirs: str) -> None:
