@@ -282,6 +282,12 @@ def test_row_chimeric_title(clock: FakeClock) -> None:
     assert verdict_of(without_doi) == (Verdict.NOT_FOUND, ())
     with_doi = one(bib("m", author=MYERS_AUTHORS, title=invented, year=2000, doi=MYERS_DOI), clock)
     assert verdict_of(with_doi) == (Verdict.METADATA_MISMATCH, (D.TITLE,))
+    # Two real titles merged into one.
+    merged = f"{MYERS_TITLE}: initial sequencing and analysis of the human genome"
+    alone = one(bib("m", author=MYERS_AUTHORS, title=merged, year=2000), clock)
+    assert verdict_of(alone) == (Verdict.NOT_FOUND, ())
+    with_doi = one(bib("m", author=MYERS_AUTHORS, title=merged, year=2000, doi=MYERS_DOI), clock)
+    assert verdict_of(with_doi) == (Verdict.METADATA_MISMATCH, (D.TITLE,))
 
 
 @pytest.mark.parametrize(

@@ -238,16 +238,19 @@ def titles_agree(reference_title: str, work_title: str) -> bool:
 
     Equal after :func:`normalize_text`, or differing only by words in
     ``_TITLE_STOPWORDS`` added or dropped and by spelling variants (two words
-    scoring at least :data:`SPELLING_VARIANT_SCORE`, neither a number), or one
-    side is the other's main title (the part before a subtitle separator, at
-    least three words): a reference may leave the subtitle out.
+    scoring at least :data:`SPELLING_VARIANT_SCORE`, neither a number), or the
+    reference's title is the work's main title (the part before a subtitle
+    separator, at least three words): a reference may leave the subtitle out,
+    but not add one.
     """
     ours, theirs = normalize_text(reference_title), normalize_text(work_title)
     if ours == theirs:
         return True
     if _words_agree(ours.split(), theirs.split()):
         return True
-    return ours == _main_title(work_title) or theirs == _main_title(reference_title)
+    # Only the reference may leave a subtitle out: a reference that adds one
+    # to a real title may be two titles merged into one.
+    return ours == _main_title(work_title)
 
 
 def title_query(title: str) -> str | None:
