@@ -20,6 +20,7 @@ from conftest import (
     REPO_ROOT,
     SECRET_KEY,
     FakeClock,
+    LogCapture,
     assert_no_secret,
     fixture_json,
     json_response,
@@ -35,6 +36,7 @@ from notanda_openalex import (
     CheckedReference,
     ConfigurationDetail,
     ErrorCode,
+    OpenAlexClient,
     ReferenceCheck,
     ReferenceField,
     UncheckedReason,
@@ -653,24 +655,32 @@ def test_progress_counts_up_to_every_reference(clock: FakeClock) -> None:
     assert {total for _, total in seen} == {6}
 
 
-def test_secrets_never_reach_the_attempts(clock: FakeClock) -> None:
+def test_secrets_never_reach_the_attempts_the_entries_or_the_logs(
+    clock: FakeClock, all_logs: LogCapture
+) -> None:
+    leaky = fixture_json(MYERS)
+    leaky["primary_location"]["source"]["display_name"] = f"Nature {SECRET_KEY}"
+
     def echo(request: httpx.Request) -> httpx.Response:
         return json_response(
             {
-                "meta": {"count": 0},
-                "results": [],
+                "meta": {"count": 1},
+                "results": [leaky],
                 "echo": dict(request.headers),
                 "note": " ".join(ALL_SECRETS),
             },
-            headers={"X-Debug": SECRET_KEY},
+            headers={"X-RateLimit-Note": SECRET_KEY},
         )
 
     result, requests = check(REAL_BIBLIOGRAPHY, clock, handler=echo)
     assert {request.headers["authorization"] for request in requests} == {f"Bearer {SECRET_KEY}"}
     for attempt in result.attempts:
         record = json.dumps(attempt.observation.record_fields())
+        assert "x-ratelimit-note" in record
         assert_no_secret(record, attempt.observation.body_canonical or b"")
-    assert_no_secret(json.dumps([entry.to_record() for entry in result.references]))
+    entries = [entry.to_record() for entry in result.references]
+    assert any(entry["work"] is not None for entry in entries)
+    assert_no_secret(json.dumps(entries), all_logs.text())
 
 
 def test_arguments_are_checked(clock: FakeClock) -> None:
@@ -757,3 +767,25 @@ def test_an_endpoint_off_the_pin_fails_the_check_as_a_whole(
     assert [(entry.verdict, entry.error) for entry in result.references] == [
         (Verdict.UNCHECKED, "configuration_error")
     ]
+
+
+def test_cancelling_cuts_a_request_in_flight_on_the_real_transport() -> None:
+    # A loopback server that reads the request and never answers, under a stream
+    # that ignores timeouts: only the check's cancellation (through the request's
+    # watchdog) can end the exchange before the server gives up after 10 s.
+    from test_transport import LoopbackBackend, LoopbackServer
+
+    server = LoopbackServer("stall")
+    try:
+        backend = LoopbackBackend(server.port, ignore_timeouts=True)
+        client = OpenAlexClient(api_key=SECRET_KEY, network_backend=backend)
+        result = client.check_references(
+            parse_references("10.1038/35002501"), cancelled=lambda: bool(server.requests)
+        )
+    finally:
+        server.close()
+    (entry,) = result.references
+    assert (entry.verdict, entry.error) == (Verdict.UNCHECKED, "deadline_exceeded")
+    (attempt,) = result.attempts
+    assert attempt.observation.attempt is not None
+    assert attempt.observation.attempt.error_type == "timeout"
