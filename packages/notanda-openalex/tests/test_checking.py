@@ -789,3 +789,44 @@ def test_cancelling_cuts_a_request_in_flight_on_the_real_transport() -> None:
     (attempt,) = result.attempts
     assert attempt.observation.attempt is not None
     assert attempt.observation.attempt.error_type == "timeout"
+
+
+def test_an_arxiv_id_is_looked_up_as_its_doi(clock: FakeClock) -> None:
+    authors = (
+        "Roberts, J. C. and Mearman, J. and Butcher, P. and Al-Maneea, H. M. A. and Ritsos, P. D."
+    )
+    text = bib("r", author=authors, title=ROBERTS_TITLE, year=2021, eprint="2108.04680")
+    result, requests = check(text, clock)
+    assert [request.url.params["filter"] for request in requests] == [
+        "doi:10.48550/arxiv.2108.04680"
+    ]
+    (entry,) = result.references
+    assert verdict_of(entry) == (Verdict.VERIFIED, ())
+    assert entry.work is not None
+    assert entry.work.openalex_id == "W3188841554"
+
+
+def test_two_works_with_one_title_and_nothing_to_tell_them_apart_are_ambiguous(
+    clock: FakeClock,
+) -> None:
+    def work(number: int, name: str) -> dict[str, Any]:
+        return {
+            "id": f"https://openalex.org/W{number}",
+            "title": "Editorial introduction to the special issue",
+            "publication_year": 2019,
+            "authorships": [{"author": {"display_name": name}}],
+            "type": "editorial",
+        }
+
+    works = [work(1, "Ada Lovelace"), work(2, "Charles Babbage")]
+    entry = one(bib("e", title="Editorial: introduction to the special issue"), clock, works=works)
+    assert verdict_of(entry) == (Verdict.AMBIGUOUS, ())
+    assert entry.work is None
+    named = one(
+        bib("e", author="Babbage, C.", title="Editorial introduction to the special issue"),
+        clock,
+        works=works,
+    )
+    assert verdict_of(named) == (Verdict.VERIFIED, ())
+    assert named.work is not None
+    assert named.work.openalex_id == "W2"
