@@ -93,6 +93,8 @@ def test_record_names_say_what_was_asked_and_when() -> None:
         "check of 1 reference"
     )
     assert record_name(None, "1" * 32) == f"evidence {'1' * 32}"
+    long = record_name({"supplied": {"query": "x" * 500}}, "0" * 32)
+    assert long == "search: " + "x" * 119 + "\u2026"
 
 
 # ---------------------------------------------------------------- listing

@@ -57,6 +57,8 @@ RECORD_TTL_MS = 24 * 60 * 60 * 1000
 #: Reads in flight at once, in threads of their own.
 READ_SLOTS = 4
 
+#: A longer query is cut, with an ellipsis, in a record's name (the record keeps it whole).
+_QUERY_CHARS = 120
 _HEAD_NAME = "Evidence log head"
 _TEMPLATE_NAME = "Evidence record"
 _TEMPLATE_DESCRIPTION = (
@@ -102,7 +104,10 @@ def record_name(request: Mapping[str, Any] | None, evidence_id: str) -> str:
     supplied = request.get("supplied")
     query = supplied.get("query") if isinstance(supplied, Mapping) else None
     if isinstance(query, str) and query.strip():
-        return f"search: {' '.join(query.split())}{suffix}"
+        words = " ".join(query.split())
+        if len(words) > _QUERY_CHARS:
+            words = words[: _QUERY_CHARS - 1] + "\u2026"
+        return f"search: {words}{suffix}"
     return f"evidence {evidence_id}{suffix}"
 
 
