@@ -77,6 +77,27 @@ def tree_digest(root: Path) -> dict[str, str]:
     }
 
 
+def seal_search_record(root: Path, query: str) -> str:
+    """A sealed, logged search record written through the installed notanda-evidence."""
+    from notanda_evidence import EvidenceLog, EvidenceStore
+
+    writer = EvidenceStore(root).create()
+    evidence_id = writer.evidence_id
+    writer.write_request(
+        {
+            "evidence_id": evidence_id,
+            "requested_at": "2026-12-01T10:00:00.000Z",
+            "schema_version": 1,
+            "supplied": {"query": query},
+            "tool": "search_literature",
+        }
+    )
+    writer.write_provider({"attempts": [], "capture": "not_attempted", "provider": "openalex"})
+    writer.write_response({"evidence_id": evidence_id, "results": [], "status": "ok"})
+    EvidenceLog(root).append(evidence_id, writer.seal().receipt)
+    return evidence_id
+
+
 # ------------------------------------------------------------------ CLIs
 
 
@@ -381,9 +402,16 @@ def tool_result(answer: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         raise AssertionError(f"JSON-RPC error instead of a tool result: {answer}")
     result = answer["result"]
     content = result["structuredContent"]
-    (text,) = result["content"]
+    text, *links = result["content"]
     if json.loads(text["text"]) != content:
         raise AssertionError("the text content differs from structuredContent")
+    # A successful search links to its record beside the text (retrievals do not).
+    linked = not result.get("isError") and "log_index" in content
+    expected = [f"notanda://evidence/{content['evidence_id']}"] if linked else []
+    if [link.get("uri") for link in links if link.get("type") == "resource_link"] != expected:
+        raise AssertionError(f"resource links {links!r} are not {expected!r}")
+    if len(links) != len(expected):
+        raise AssertionError(f"unexpected content items {links!r}")
     return set_aside_remedy(content), bool(result.get("isError"))
 
 

@@ -19,6 +19,8 @@ provider is an in-process httpx transport chosen on the command line and
 * ``--kill-at STAGE`` sends SIGKILL to this process at the ``--kill-nth``
   occurrence of STAGE (a :class:`notanda_evidence.Stage` value, or
   ``in_provider`` for the middle of the provider call);
+* ``--hold-file FILE`` makes the provider create ``FILE.entered``, then wait
+  (up to 60 s) until FILE exists: a slow search the test releases;
 * ``--provider-log FILE`` appends one line per provider call (to prove none was made);
 * ``--fsize BYTES`` sets ``RLIMIT_FSIZE`` before serving (writes then fail with EFBIG).
 
@@ -184,6 +186,11 @@ def _transport(args: argparse.Namespace, killer: _Killer) -> Any:
             with open(args.provider_log, "a", encoding="utf-8") as calls:
                 calls.write(f"{os.getpid()} {request.method} {seen}\n")
         killer.hit("in_provider")
+        if args.hold_file:
+            Path(f"{args.hold_file}.entered").touch()
+            deadline = time.monotonic() + 60
+            while not Path(args.hold_file).exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
         if args.delay and args.delay_only_for in request.url.params.get("search", ""):
             time.sleep(args.delay)
         if args.provider == "echo":
@@ -220,6 +227,7 @@ def main() -> int:
     parser.add_argument("--kill-nth", type=int, default=1)
     parser.add_argument("--fsize", type=int, default=None)
     parser.add_argument("--provider-log", default=None, help="append a line per provider call")
+    parser.add_argument("--hold-file", default=None, help="hold each search until this exists")
     parser.add_argument("--config", choices=["fixed", "env"], default="fixed")
     parser.add_argument("--log-level", default="warning")
     parser.add_argument("--search-slots", type=int, default=2)

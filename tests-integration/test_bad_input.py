@@ -495,7 +495,10 @@ async def _run_cases(root: Path, era: str, errlog: Any) -> list[str]:
             result = await client.call_tool(case.tool, case.arguments(evidence_id, receipt))
             content = result.structured_content
             assert isinstance(content, dict), case.name
-            (block,) = result.content
+            # A successful search also links to its record, beside the text.
+            block, *links = result.content
+            linked = case.tool == S and not result.is_error
+            assert [link.type for link in links] == (["resource_link"] if linked else []), case.name
             assert json.loads(block.text) == content, case.name
             # One output schema per tool, and every answer validates, errors included.
             jsonschema.validate(content, schemas[case.tool])

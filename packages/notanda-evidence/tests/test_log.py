@@ -107,6 +107,19 @@ def test_a_second_log_object_sees_entries_written_by_the_first(tmp_path: Path) -
     assert first.head() == appended.head
 
 
+def test_latest_entries_give_each_record_its_last_entry_in_log_order(tmp_path: Path) -> None:
+    log = EvidenceLog(tmp_path)
+    older, older_receipt = sealed(tmp_path, log)
+    pruned, _ = sealed(tmp_path, log)
+    newer, newer_receipt = sealed(tmp_path, log)
+    log.append(pruned, None, EntryType.TOMBSTONE, reason="pruned")
+    assert EvidenceLog(tmp_path).latest_entries() == [
+        (0, EntryType.SEALED, older, older_receipt),
+        (2, EntryType.SEALED, newer, newer_receipt),
+        (3, EntryType.TOMBSTONE, pruned, None),
+    ]
+
+
 def test_after_log_append_stage_is_reported(tmp_path: Path) -> None:
     seen: list[tuple[Stage, str]] = []
     log = EvidenceLog(tmp_path, on_stage=lambda stage, i: seen.append((stage, i)))

@@ -45,6 +45,7 @@ from notanda_evidence import (
 )
 from notanda_mcp import NotandaServer, build_server
 from notanda_mcp._logging import ALLOWED
+from notanda_mcp._resources import evidence_link
 from notanda_mcp._schemas import TOOLS
 from notanda_mcp._service import remedy_for
 
@@ -140,9 +141,22 @@ def assert_valid_output(tool: str, content: Any) -> None:
 
 
 def text_of(result: types.CallToolResult) -> str:
-    assert len(result.content) == 1
-    block = result.content[0]
+    """The text block; a successful search also carries, after it, the link to its record."""
+    block, *links = result.content
     assert isinstance(block, types.TextContent)
+    content = result.structured_content
+    linked = (
+        result.is_error is False
+        and isinstance(content, dict)
+        and "log_index" in content  # a search answer, not a retrieval
+    )
+    if linked:
+        assert content is not None
+        assert [link.model_dump() for link in links] == [
+            evidence_link(content["evidence_id"]).model_dump()
+        ]
+    else:
+        assert links == []
     return block.text
 
 

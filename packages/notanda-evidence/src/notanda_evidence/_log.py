@@ -423,6 +423,25 @@ class EvidenceLog:
         self.refresh()
         return _public(self._state.by_id.get(evidence_id, ()))
 
+    def latest_entries(self) -> list[tuple[int, EntryType, str, str | None]]:
+        """Each logged record's latest entry, ``(position, type, evidence_id, receipt)``.
+
+        Sorted by the entry's position in the file (its index in an honest
+        log), oldest first; a record whose latest entry is a tombstone is
+        included with that type, so that a caller decides what it shows.
+
+        Raises:
+            EvidenceLogError: As :meth:`refresh`.
+        """
+        self.refresh()
+        with self._guard:
+            latest = [
+                (held[-1][3], held[-1][1], evidence_id, held[-1][2])
+                for evidence_id, held in self._state.by_id.items()
+                if held
+            ]
+        return sorted(latest)
+
     def head(self) -> Head:
         """The head over everything this process has read.
 

@@ -39,6 +39,7 @@ from mcp.shared.message import SessionMessage
 
 from ._cli import EXIT_FORCED
 from ._logging import LOGGER
+from ._resources import EvidenceResources, evidence_link
 from ._schemas import GET_EVIDENCE, TOOLS
 from ._service import EvidenceService, Reply
 from ._stdin import MAX_LINE_BYTES, LineTooLong, StoppableStdin
@@ -227,6 +228,7 @@ class NotandaServer:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )
+        EvidenceResources(self.service).install(self.lowlevel)
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -294,7 +296,10 @@ class NotandaServer:
             watchers.start_soon(_watch_cancellation, cancelled, self.calls)
             reply = await self._run(work, created, sealed)
             watchers.cancel_scope.cancel()
-        return _result(reply)
+        result = _result(reply)
+        if not reply.is_error:  # beside the text, so response.json's content is unchanged
+            result.content.append(evidence_link(reply.content["evidence_id"]))
+        return result
 
     async def _run(
         self,

@@ -176,6 +176,15 @@ class EvidenceService:
                 self._log = EvidenceLog(self.root, on_stage=self._on_stage)
             return self._log
 
+    def evidence_log(self) -> EvidenceLog:
+        """The log reader that retrievals use; it never touches the provider."""
+        return self._evidence_log()
+
+    def redact(self, value: Any) -> Any:
+        """*value* with this configuration's secrets scrubbed, as records are stored."""
+        openalex, _, _ = self._parts()
+        return openalex.redact(value)
+
     def _stage(self, stage: str, evidence_id: str) -> None:
         if self._on_stage is not None:
             from notanda_evidence import Stage
