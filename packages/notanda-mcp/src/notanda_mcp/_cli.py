@@ -75,6 +75,30 @@ def resolve_evidence_dir(text: str, *, create: bool) -> Path:
     return path
 
 
+def parse_toolsets(text: str) -> tuple[str, ...]:
+    """The ``--toolsets`` value as toolset names (``search`` always among them).
+
+    Raises:
+        _Usage: The list is empty, has an empty item, or names an unknown toolset.
+    """
+    from ._schemas import Toolset, resolve_toolsets
+
+    names = [name.strip() for name in text.split(",")]
+    known = ",".join(toolset.value for toolset in Toolset)
+    if not all(names):
+        raise _Usage(
+            f"--toolsets has an empty name: give a comma-separated list of {known}, "
+            "e.g. --toolsets search,references"
+        )
+    try:
+        return resolve_toolsets(names)
+    except ValueError:
+        raise _Usage(
+            f"--toolsets names an unknown toolset: give a comma-separated list of {known}, "
+            "e.g. --toolsets search,references"
+        ) from None
+
+
 def check_configuration(env: Mapping[str, str] | None = None) -> Any:
     """Load the notanda core configuration the way the server does at start-up.
 
@@ -123,6 +147,13 @@ def _server_parser() -> argparse.ArgumentParser:
         default="warning",
         choices=["debug", "info", "warning", "error"],
         help="how much the server itself reports on stderr (default: warning)",
+    )
+    parser.add_argument(
+        "--toolsets",
+        default="search",
+        metavar="LIST",
+        help="comma-separated toolsets to offer: search (search_literature, get_evidence; "
+        "always offered), references (check_references). Default: search",
     )
     parser.add_argument(
         "--search-slots",
@@ -188,6 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.search_slots < 1:
             raise _Usage("--search-slots must be at least 1: give 1 or more (default 2)")
+        toolsets = parse_toolsets(args.toolsets)
         root = resolve_evidence_dir(args.evidence_dir, create=True)
         check_configuration()
     except _Usage as exc:
@@ -197,5 +229,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     from ._server import build_server
 
-    build_server(root, search_slots=args.search_slots).run()
+    build_server(root, search_slots=args.search_slots, toolsets=toolsets).run()
     return EXIT_OK

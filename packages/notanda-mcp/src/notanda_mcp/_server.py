@@ -24,7 +24,7 @@ import signal
 import sys
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from functools import partial
 from pathlib import Path
@@ -39,7 +39,7 @@ from mcp.shared.message import SessionMessage
 
 from ._cli import EXIT_FORCED
 from ._logging import LOGGER
-from ._schemas import GET_EVIDENCE, TOOLS
+from ._schemas import DEFAULT_TOOLSETS, GET_EVIDENCE, TOOLS, resolve_toolsets, tool_names
 from ._service import EvidenceService, Reply
 from ._stdin import MAX_LINE_BYTES, LineTooLong, StoppableStdin
 from ._version import __version__
@@ -211,14 +211,17 @@ class NotandaServer:
         env: Mapping[str, str] | None,
         on_stage: StageCallback | None,
         search_slots: int,
+        toolsets: tuple[str, ...] = DEFAULT_TOOLSETS,
     ) -> None:
         self.evidence_dir = evidence_dir
+        #: The names of the tools this server offers and answers.
+        self.offered = tool_names(toolsets)
         self.service = EvidenceService(
             evidence_dir, transport=transport, env=env, on_stage=on_stage, search_slots=search_slots
         )
         self.calls = _Calls()
         self._validators = _Validators()
-        self._tools = [types.Tool.model_validate(spec) for spec in TOOLS.values()]
+        self._tools = [types.Tool.model_validate(TOOLS[name]) for name in self.offered]
         self.lowlevel: Server[Any] = Server(
             SERVER_NAME,
             version=__version__,
@@ -251,7 +254,7 @@ class NotandaServer:
         params: types.CallToolRequestParams,
         requested: Callable[[], bool],
     ) -> types.CallToolResult:
-        if params.name not in TOOLS:
+        if params.name not in self.offered:
             raise MCPError(types.INVALID_PARAMS, "Unknown tool")
         if self.calls.closing:
             return _result(
@@ -479,6 +482,7 @@ def build_server(
     config: Mapping[str, str] | None = None,
     on_stage: StageCallback | None = None,
     search_slots: int = 2,
+    toolsets: Iterable[str] = DEFAULT_TOOLSETS,
 ) -> NotandaServer:
     """Build the server for one evidence root; the documented test seam.
 
@@ -494,15 +498,26 @@ def build_server(
             at the server's own ``provider_wait`` and ``before_reply``.
         search_slots: Searches that may run at once; later ones wait, inside
             their deadline, for a slot.
+        toolsets: The toolsets to offer (``search``, ``references``); ``search``
+            is always offered, order and repeats do not matter.
 
     Returns:
         The server; call ``.run()`` to serve on stdio.
+
+    Raises:
+        ValueError: A toolset name is unknown, or ``search_slots`` is below 1.
     """
     root = Path(evidence_dir)
     if not root.is_dir():
         raise NotADirectoryError("the evidence directory must exist")
     if search_slots < 1:
         raise ValueError("search_slots must be at least 1")
+    chosen = resolve_toolsets(toolsets)
     return NotandaServer(
-        root, transport=transport, env=config, on_stage=on_stage, search_slots=search_slots
+        root,
+        transport=transport,
+        env=config,
+        on_stage=on_stage,
+        search_slots=search_slots,
+        toolsets=chosen,
     )
