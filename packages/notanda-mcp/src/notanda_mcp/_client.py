@@ -2,7 +2,8 @@
 
 It starts the installed server (or ``--server-command``), initializes, checks
 that exactly the tools of ``--toolsets`` are offered (by default the two of
-``search``; the setting is passed on to the installed server it starts), runs one search or one retrieval, and
+``search``; the setting is passed on to the installed server it starts, while
+a ``--server-command`` chooses its own), runs one search or one retrieval, and
 prints the tool's structured answer as JSON. After a search it reads the
 sealed record back through ``notanda_evidence`` and confirms that what the
 server returned is what it stored, once the fields added after sealing are set
