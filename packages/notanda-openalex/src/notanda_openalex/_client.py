@@ -9,13 +9,21 @@ from __future__ import annotations
 import logging
 import re
 import ssl
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import suppress
 from typing import Any
 
 import httpcore
 import httpx
 
+from ._checking import (
+    DEFAULT_CHECK_CONCURRENCY,
+    DEFAULT_CHECK_DEADLINE_S,
+    MAX_CHECK_CONCURRENCY,
+    ReferenceCheck,
+    refused_check,
+    run_check,
+)
 from ._clock import Clock, SystemClock, format_utc_ms
 from ._config import load_core_config
 from ._decode import BodyDecoder, BodyTooLarge, BodyUndecodable
@@ -28,6 +36,7 @@ from ._log_redaction import redacting_http_logs
 from ._observation import Capture, ProviderObservation
 from ._outcome import AttemptStart, DepthCheck, Exchange, result_from_exchange
 from ._query import SearchRequest
+from ._references import ParsedReferences
 from ._result import SearchFailure, SearchResult
 from ._secrets import REDACTED, SecretScrubber
 from ._transport import PINNED_HOST, Deadline, PinnedTransport, default_ssl_context
@@ -273,15 +282,107 @@ class OpenAlexClient:
         if deadline_s is not None and not deadline_s > 0:
             raise ValueError("deadline_s must be positive")
         total_s = self._deadline_s if deadline_s is None else min(deadline_s, self._deadline_s)
-        clock = self._clock
         if self._refused is not None:
             return self._refusal(self._refused)
-        http_request = httpx.Request(
-            "GET", ENDPOINT, params=list(request.effective.params), headers=self._headers()
+        return self._send(
+            request.effective.params,
+            limit=request.effective.limit,
+            total_s=total_s,
+            too_deep=too_deep,
         )
+
+    def check_references(
+        self,
+        parsed: ParsedReferences,
+        *,
+        concurrency: int = DEFAULT_CHECK_CONCURRENCY,
+        deadline_s: float = DEFAULT_CHECK_DEADLINE_S,
+        too_deep: DepthCheck | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> ReferenceCheck:
+        """Check every parsed reference against OpenAlex; one verdict per reference.
+
+        References with a DOI (or an arXiv ID, as its DOI) are looked up in
+        batches of at most :data:`MAX_DOIS_PER_REQUEST` with
+        ``filter=doi:A|B|...``; those without one, and those whose DOI
+        OpenAlex does not know, by title (``filter=title.search:...``, at most
+        :data:`MAX_TITLE_CANDIDATES` candidates). Every request goes through
+        the same path as :meth:`search` (endpoint pin, headers, secret
+        scrubbing, body ceiling, *too_deep*) and is recorded as a
+        :class:`CheckAttempt`. Never raises for configuration, network or
+        provider problems: a refused configuration gives a check with
+        ``failure`` set, a failed request makes the references it served
+        ``unchecked`` with its code, and references not reached by the
+        deadline (or after *cancelled* returned True) are ``unchecked`` with
+        ``deadline_exceeded``.
+
+        Args:
+            parsed: From :func:`parse_references`.
+            concurrency: At most this many requests in flight (1 to 16).
+            deadline_s: The total deadline of the whole check; each request
+                also keeps the client's own per-request deadline.
+            too_deep: As for :meth:`search`, applied to every body.
+            on_progress: Called as ``(decided, total)`` from the calling
+                thread each time references are decided.
+            cancelled: Polled while the check runs; once it returns True no
+                new request starts and requests in flight are cut short.
+
+        Raises:
+            TypeError: *parsed* is not a :class:`ParsedReferences`.
+            ValueError: *concurrency* is not an integer from 1 to 16, or
+                *deadline_s* is not positive.
+        """
+        if not isinstance(parsed, ParsedReferences):
+            raise TypeError("parsed must come from parse_references()")
+        if (
+            isinstance(concurrency, bool)
+            or not isinstance(concurrency, int)
+            or not 1 <= concurrency <= MAX_CHECK_CONCURRENCY
+        ):
+            raise ValueError("concurrency must be an integer from 1 to 16")
+        if not deadline_s > 0:
+            raise ValueError("deadline_s must be positive")
+        if self._refused is not None:
+            failure = self._refusal(self._refused).error
+            if failure is not None:
+                return refused_check(parsed, failure)
+        return run_check(
+            self._send,
+            parsed,
+            concurrency=concurrency,
+            deadline=Deadline(self._clock, float(deadline_s)),
+            per_request_s=self._deadline_s,
+            too_deep=too_deep,
+            on_progress=on_progress,
+            cancelled=cancelled,
+            current_year=self._clock.now().year,
+        )
+
+    def _send(
+        self,
+        params: Iterable[tuple[str, str]],
+        *,
+        limit: int,
+        total_s: float,
+        too_deep: DepthCheck | None,
+        watch: Callable[[Deadline], None] | None = None,
+    ) -> SearchResult:
+        """Send one GET to :data:`ENDPOINT` and turn what came back into a result.
+
+        The one path from parameters to a :class:`ProviderObservation`, shared
+        by :meth:`search` and :meth:`check_references`: endpoint pin, headers,
+        recorded (scrubbed) request, deadline and watchdog, body ceiling,
+        *too_deep*. *watch* receives the exchange's :class:`Deadline` before
+        the request is sent, so that a caller can cut it short (``fire``).
+        """
+        clock = self._clock
+        http_request = httpx.Request("GET", ENDPOINT, params=list(params), headers=self._headers())
         if not _is_pinned(http_request.url):
             return self._refusal(ConfigurationDetail.ENDPOINT_NOT_ALLOWED)
         deadline = Deadline(clock, total_s)
+        if watch is not None:
+            watch(deadline)
         attempt = AttemptStart(
             method=http_request.method,
             url=self._scrubber.scrub_url(str(http_request.url)),
@@ -293,7 +394,7 @@ class OpenAlexClient:
         finished = clock.now()
         result = result_from_exchange(
             exchange,
-            limit=request.effective.limit,
+            limit=limit,
             attempt=attempt,
             finished_at=format_utc_ms(finished),
             scrubber=self._scrubber,
@@ -301,7 +402,7 @@ class OpenAlexClient:
             too_deep=too_deep,
         )
         _LOGGER.debug(
-            "openalex search: ok=%s status=%s reason=%s works=%d",
+            "openalex request: ok=%s status=%s reason=%s works=%d",
             result.ok,
             exchange.status,
             None if result.error is None else result.error.reason,

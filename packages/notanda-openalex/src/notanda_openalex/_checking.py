@@ -1,0 +1,559 @@
+"""Checking a parsed bibliography against OpenAlex: the plan, the requests, the verdicts.
+
+This module owns what a check asks OpenAlex (DOI batches, then one title
+lookup per reference that needs one), in which order its attempts are
+recorded, and how the answers become one :class:`CheckedReference` per
+input reference. The HTTP exchange itself is the client's (the same path as a
+search); what "matches" means is :mod:`._matching`'s. See
+``docs/reference-checking.md``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from ._errors import ProviderReason
+from ._matching import (
+    Decision,
+    ReferenceField,
+    Verdict,
+    decide,
+    decide_by_doi,
+    title_query,
+)
+from ._observation import ProviderObservation
+from ._references import ParsedReferences, Reference
+from ._result import SearchFailure, SearchResult
+from ._transport import Deadline
+from ._works import WORK_SELECT_FIELDS, Work
+
+if TYPE_CHECKING:
+    from ._outcome import DepthCheck
+
+#: The client's one-GET path (``OpenAlexClient._send``): parameters in, result out.
+Send = Callable[..., SearchResult]
+
+__all__ = [
+    "DEFAULT_CHECK_CONCURRENCY",
+    "DEFAULT_CHECK_DEADLINE_S",
+    "DOI_BATCH_PER_PAGE",
+    "MAX_CHECK_CONCURRENCY",
+    "MAX_DOIS_PER_REQUEST",
+    "MAX_TITLE_CANDIDATES",
+    "AttemptPurpose",
+    "CheckAttempt",
+    "CheckedReference",
+    "ReferenceCheck",
+    "ReferenceField",
+    "UncheckedReason",
+    "Verdict",
+    "doi_batch_params",
+    "refused_check",
+    "run_check",
+    "title_params",
+]
+
+#: Requests in flight at once, by default.
+DEFAULT_CHECK_CONCURRENCY = 4
+#: The total deadline of one check, by default: first request to last byte.
+DEFAULT_CHECK_DEADLINE_S = 60.0
+#: At most this many DOIs in one ``filter=doi:A|B|...`` request.
+MAX_DOIS_PER_REQUEST = 50
+#: ``per-page`` of a DOI batch: room for two works per DOI (OpenAlex may hold a
+#: DOI twice), within OpenAlex's maximum of 200.
+DOI_BATCH_PER_PAGE = 2 * MAX_DOIS_PER_REQUEST
+#: At most this many candidates from one title lookup.
+MAX_TITLE_CANDIDATES = 10
+#: The most requests a check may keep in flight.
+MAX_CHECK_CONCURRENCY = 16
+#: How often (seconds) the coordinator looks at ``cancelled`` while requests run.
+_POLL_S = 0.05
+
+
+class AttemptPurpose(StrEnum):
+    """Why a check made a request (:attr:`CheckAttempt.purpose`)."""
+
+    #: ``filter=doi:A|B|...`` for up to :data:`MAX_DOIS_PER_REQUEST` references.
+    DOI_BATCH = "doi_batch"
+    #: ``filter=title.search:...`` for one reference.
+    TITLE = "title"
+
+
+class UncheckedReason(StrEnum):
+    """The :attr:`CheckedReference.error` of an ``unchecked`` reference the provider did not fail.
+
+    A reference whose request failed carries the provider's code instead
+    (a :class:`ProviderReason` value, or ``configuration_error``).
+    """
+
+    #: The check's total deadline passed (or the check was cancelled) before
+    #: the reference's request was made or answered.
+    DEADLINE_EXCEEDED = "deadline_exceeded"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckAttempt:
+    """One HTTP request of a check, recorded exactly like a search's."""
+
+    #: An :class:`AttemptPurpose` value: ``doi_batch`` or ``title``.
+    purpose: str
+    #: The request and what came back: capture, attempt, ``body_canonical``.
+    observation: ProviderObservation
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedReference:
+    """The verdict on one input reference."""
+
+    #: 0-based position in the input (as :attr:`Reference.index`).
+    index: int
+    key: str | None
+    verdict: Verdict
+    #: The fields that disagree, in :class:`ReferenceField` order; empty
+    #: unless the verdict is ``metadata_mismatch``.
+    differs: tuple[ReferenceField, ...]
+    #: The matched work's ``is_retracted``; ``None`` when no work matched.
+    retracted: bool | None
+    #: The matched work (for ``verified`` and ``metadata_mismatch``).
+    work: Work | None
+    #: 0-based index into :attr:`ReferenceCheck.attempts` of the attempt whose
+    #: body holds :attr:`work`; ``None`` when there is no work.
+    observation: int | None
+    #: For ``unchecked``: the provider's code (a :class:`ProviderReason` value
+    #: or ``configuration_error``) or ``deadline_exceeded``; for ``unparsed``:
+    #: the :class:`UnparsedReason` value; else ``None``.
+    error: str | None
+
+    def to_record(self) -> dict[str, Any]:
+        """Return the JSON-safe entry; every key is always present.
+
+        ``work`` is the work's record in the form a search result uses
+        (:meth:`Work.to_record`), or ``None``.
+        """
+        return {
+            "index": self.index,
+            "key": self.key,
+            "verdict": self.verdict.value,
+            "differs": [name.value for name in self.differs],
+            "retracted": self.retracted,
+            "work": None if self.work is None else self.work.to_record(),
+            "observation": self.observation,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceCheck:
+    """The outcome of :meth:`OpenAlexClient.check_references`."""
+
+    #: One per input reference, in input order.
+    references: tuple[CheckedReference, ...]
+    #: Every request made, in planned order: the DOI batches in the order of
+    #: their first reference, then the title lookups by reference index (not
+    #: the order in which they completed).
+    attempts: tuple[CheckAttempt, ...]
+    #: Set when the check failed as a whole (configuration refused, endpoint
+    #: not allowed); every parsed reference is then ``unchecked``.
+    failure: SearchFailure | None = None
+
+    def summary(self) -> dict[str, int]:
+        """Return a count for every :class:`Verdict` value (0 when unused), in enum order."""
+        counts = {verdict.value: 0 for verdict in Verdict}
+        for reference in self.references:
+            counts[reference.verdict.value] += 1
+        return counts
+
+
+# ------------------------------------------------------------------ the plan
+
+
+def doi_batch_params(dois: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """The query parameters of one DOI batch (no open-access or has-DOI filter)."""
+    return (
+        ("filter", "doi:" + "|".join(dois)),
+        ("per-page", str(DOI_BATCH_PER_PAGE)),
+        ("select", ",".join(WORK_SELECT_FIELDS)),
+    )
+
+
+def title_params(query: str) -> tuple[tuple[str, str], ...]:
+    """The query parameters of one title lookup (*query* from :func:`title_query`)."""
+    return (
+        ("filter", f"title.search:{query}"),
+        ("per-page", str(MAX_TITLE_CANDIDATES)),
+        ("select", ",".join(WORK_SELECT_FIELDS)),
+    )
+
+
+@dataclass(slots=True)
+class _Task:
+    """One planned request: its place in the attempt order and the references it serves."""
+
+    order: tuple[int, int]
+    purpose: AttemptPurpose
+    params: tuple[tuple[str, str], ...]
+    limit: int
+    #: Input positions (into the parsed references) served by this request.
+    serves: tuple[int, ...]
+    result: SearchResult | None = None
+
+
+@dataclass(slots=True)
+class _State:
+    """The coordinator's view of a running check (touched by its thread only)."""
+
+    decided: dict[int, CheckedReference] = field(default_factory=dict)
+    #: Per reference: the task whose body holds its work, and the work.
+    matched: dict[int, tuple[_Task, Decision, Work]] = field(default_factory=dict)
+    done: list[_Task] = field(default_factory=list)
+
+
+def _batches(references: Sequence[Reference]) -> list[_Task]:
+    """Group the references that have a lookup DOI, in input order, 50 DOIs a request."""
+    by_doi: dict[str, list[int]] = {}
+    for position, reference in enumerate(references):
+        doi = reference.lookup_doi if reference.parsed else None
+        if doi is not None:
+            by_doi.setdefault(doi, []).append(position)
+    dois = list(by_doi)
+    tasks: list[_Task] = []
+    for number, start in enumerate(range(0, len(dois), MAX_DOIS_PER_REQUEST)):
+        chunk = dois[start : start + MAX_DOIS_PER_REQUEST]
+        serves = tuple(sorted(position for doi in chunk for position in by_doi[doi]))
+        tasks.append(
+            _Task(
+                order=(0, number),
+                purpose=AttemptPurpose.DOI_BATCH,
+                params=doi_batch_params(chunk),
+                limit=DOI_BATCH_PER_PAGE,
+                serves=serves,
+            )
+        )
+    return tasks
+
+
+def _title_task(position: int, reference: Reference) -> _Task | None:
+    query = title_query(reference.title) if reference.title is not None else None
+    if query is None:
+        return None
+    return _Task(
+        order=(1, position),
+        purpose=AttemptPurpose.TITLE,
+        params=title_params(query),
+        limit=MAX_TITLE_CANDIDATES,
+        serves=(position,),
+    )
+
+
+def _entry(
+    reference: Reference,
+    verdict: Verdict,
+    *,
+    error: str | None = None,
+) -> CheckedReference:
+    return CheckedReference(
+        index=reference.index,
+        key=reference.key,
+        verdict=verdict,
+        differs=(),
+        retracted=None,
+        work=None,
+        observation=None,
+        error=error,
+    )
+
+
+def _error_code(failure: SearchFailure | None) -> str:
+    if failure is None:
+        return "provider_error"
+    if failure.reason is not None:
+        return failure.reason.value
+    return failure.code.value
+
+
+# ------------------------------------------------------------------- the run
+
+
+class _Run:
+    """One check: plans, sends through the client, decides, assembles."""
+
+    def __init__(
+        self,
+        send: Send,
+        references: Sequence[Reference],
+        *,
+        concurrency: int,
+        deadline: Deadline,
+        per_request_s: float,
+        too_deep: DepthCheck | None,
+        on_progress: Callable[[int, int], None] | None,
+        cancelled: Callable[[], bool] | None,
+        current_year: int,
+    ) -> None:
+        self._send_one = send
+        self._references = references
+        self._concurrency = concurrency
+        self._deadline = deadline
+        self._per_request_s = per_request_s
+        self._too_deep = too_deep
+        self._on_progress = on_progress
+        self._cancelled = cancelled
+        self._current_year = current_year
+        self._state = _State()
+        self._lock = threading.Lock()
+        self._in_flight: list[Deadline] = []
+        self._stopped = False
+
+    # ---- worker side
+
+    def _watch(self, deadline: Deadline) -> None:
+        with self._lock:
+            self._in_flight.append(deadline)
+            stopped = self._stopped
+        if stopped:
+            deadline.fire()
+
+    def _send(self, task: _Task) -> _Task:
+        left = self._deadline.remaining()
+        if self._stopped or left <= 0:
+            return task
+        task.result = self._send_one(
+            task.params,
+            limit=task.limit,
+            total_s=min(left, self._per_request_s),
+            too_deep=self._too_deep,
+            watch=self._watch,
+        )
+        return task
+
+    def _stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            in_flight = list(self._in_flight)
+        for deadline in in_flight:
+            deadline.fire()
+
+    def _should_stop(self) -> bool:
+        if self._stopped:
+            return True
+        if self._deadline.expired() or (self._cancelled is not None and self._cancelled()):
+            self._stop()
+            return True
+        return False
+
+    # ---- coordinator side
+
+    def _decide(self, position: int, entry: CheckedReference) -> None:
+        self._state.decided[position] = entry
+        if self._on_progress is not None:
+            self._on_progress(len(self._state.decided), len(self._references))
+
+    def _unreached(self, task: _Task) -> None:
+        for position in task.serves:
+            if position not in self._state.decided:
+                self._decide(
+                    position,
+                    _entry(
+                        self._references[position],
+                        Verdict.UNCHECKED,
+                        error=UncheckedReason.DEADLINE_EXCEEDED.value,
+                    ),
+                )
+
+    def _failed(self, task: _Task, result: SearchResult) -> None:
+        failure = result.error
+        timed_out = (
+            failure is not None
+            and failure.reason is ProviderReason.TIMEOUT
+            and (self._stopped or self._deadline.expired())
+        )
+        code = UncheckedReason.DEADLINE_EXCEEDED.value if timed_out else _error_code(failure)
+        for position in task.serves:
+            self._decide(
+                position, _entry(self._references[position], Verdict.UNCHECKED, error=code)
+            )
+
+    def _matched(self, position: int, task: _Task, decision: Decision, work: Work) -> None:
+        self._state.matched[position] = (task, decision, work)
+        reference = self._references[position]
+        # Placeholder entry until the attempt indices are known (assembly).
+        self._decide(
+            position,
+            CheckedReference(
+                index=reference.index,
+                key=reference.key,
+                verdict=decision.verdict,
+                differs=decision.differs,
+                retracted=work.is_retracted,
+                work=work,
+                observation=None,
+                error=None,
+            ),
+        )
+
+    def _apply_doi_batch(self, task: _Task, result: SearchResult) -> list[_Task]:
+        """Decide what the batch answered; return the title lookups it calls for."""
+        by_doi: dict[str, list[Work]] = {}
+        for work in result.works:
+            if work.doi is not None:
+                by_doi.setdefault(work.doi, []).append(work)
+        follow: list[_Task] = []
+        for position in task.serves:
+            reference = self._references[position]
+            works = by_doi.get(reference.lookup_doi or "", [])
+            if works:
+                decision = decide_by_doi(reference, works, current_year=self._current_year)
+                if decision.chosen is not None:
+                    self._matched(position, task, decision, works[decision.chosen])
+                else:
+                    self._decide(position, _entry(reference, decision.verdict))
+                continue
+            title_task = _title_task(position, reference)
+            if title_task is None:
+                self._decide(position, _entry(reference, Verdict.NOT_FOUND))
+            else:
+                follow.append(title_task)
+        return follow
+
+    def _apply_title(self, task: _Task, result: SearchResult) -> None:
+        (position,) = task.serves
+        reference = self._references[position]
+        decision = decide(reference, result.works, current_year=self._current_year)
+        if decision.chosen is None:
+            self._decide(position, _entry(reference, decision.verdict))
+        else:
+            self._matched(position, task, decision, result.works[decision.chosen])
+
+    def _apply(self, task: _Task) -> list[_Task]:
+        result = task.result
+        self._state.done.append(task)
+        if result is None:
+            self._unreached(task)
+            return []
+        if not result.ok:
+            self._failed(task, result)
+            return []
+        if task.purpose is AttemptPurpose.DOI_BATCH:
+            return self._apply_doi_batch(task, result)
+        self._apply_title(task, result)
+        return []
+
+    def run(self) -> ReferenceCheck:
+        references = self._references
+        for position, reference in enumerate(references):
+            if not reference.parsed:
+                reason = reference.unparsed_reason
+                self._decide(
+                    position,
+                    _entry(
+                        reference,
+                        Verdict.UNPARSED,
+                        error=None if reason is None else reason.value,
+                    ),
+                )
+        queue: list[_Task] = _batches(references)
+        for position, reference in enumerate(references):
+            if reference.parsed and reference.lookup_doi is None:
+                task = _title_task(position, reference)
+                if task is None:
+                    self._decide(position, _entry(reference, Verdict.NOT_FOUND))
+                else:
+                    queue.append(task)
+        pending: set[Future[_Task]] = set()
+        with ThreadPoolExecutor(
+            max_workers=self._concurrency, thread_name_prefix="notanda-openalex-check"
+        ) as pool:
+            while queue or pending:
+                if self._should_stop():
+                    for task in queue:
+                        self._state.done.append(task)
+                        self._unreached(task)
+                    queue = []
+                while queue and len(pending) < self._concurrency:
+                    pending.add(pool.submit(self._send, queue.pop(0)))
+                if not pending:
+                    continue
+                finished, pending = wait(pending, timeout=_POLL_S, return_when=FIRST_COMPLETED)
+                for future in sorted(finished, key=lambda item: item.result().order):
+                    queue.extend(self._apply(future.result()))
+                queue.sort(key=lambda item: item.order)
+        return self._assemble()
+
+    def _assemble(self) -> ReferenceCheck:
+        sent = sorted(
+            (task for task in self._state.done if task.result is not None),
+            key=lambda task: task.order,
+        )
+        index_of = {id(task): number for number, task in enumerate(sent)}
+        attempts = tuple(
+            CheckAttempt(purpose=task.purpose.value, observation=task.result.observation)
+            for task in sent
+            if task.result is not None
+        )
+        entries: list[CheckedReference] = []
+        for position, reference in enumerate(self._references):
+            entry = self._state.decided.get(position)
+            if entry is None:  # pragma: no cover - every path decides every reference
+                entry = _entry(
+                    reference, Verdict.UNCHECKED, error=UncheckedReason.DEADLINE_EXCEEDED.value
+                )
+            matched = self._state.matched.get(position)
+            if matched is not None:
+                task, decision, work = matched
+                entry = CheckedReference(
+                    index=entry.index,
+                    key=entry.key,
+                    verdict=decision.verdict,
+                    differs=decision.differs,
+                    retracted=work.is_retracted,
+                    work=work,
+                    observation=index_of[id(task)],
+                    error=None,
+                )
+            entries.append(entry)
+        return ReferenceCheck(references=tuple(entries), attempts=attempts)
+
+
+def run_check(
+    send: Send,
+    parsed: ParsedReferences,
+    *,
+    concurrency: int,
+    deadline: Deadline,
+    per_request_s: float,
+    too_deep: DepthCheck | None,
+    on_progress: Callable[[int, int], None] | None,
+    cancelled: Callable[[], bool] | None,
+    current_year: int,
+) -> ReferenceCheck:
+    """Run a check whose configuration the client has accepted (its implementation)."""
+    return _Run(
+        send,
+        parsed.references,
+        concurrency=concurrency,
+        deadline=deadline,
+        per_request_s=per_request_s,
+        too_deep=too_deep,
+        on_progress=on_progress,
+        cancelled=cancelled,
+        current_year=current_year,
+    ).run()
+
+
+def refused_check(parsed: ParsedReferences, failure: SearchFailure) -> ReferenceCheck:
+    """The check that failed as a whole: no attempt, every parsed reference ``unchecked``."""
+    entries = []
+    for reference in parsed.references:
+        if reference.parsed:
+            entries.append(_entry(reference, Verdict.UNCHECKED, error=failure.code.value))
+        else:
+            reason = reference.unparsed_reason
+            entries.append(
+                _entry(reference, Verdict.UNPARSED, error=None if reason is None else reason.value)
+            )
+    return ReferenceCheck(references=tuple(entries), attempts=(), failure=failure)
