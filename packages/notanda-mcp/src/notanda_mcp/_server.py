@@ -39,8 +39,15 @@ from mcp.shared.message import SessionMessage
 
 from ._cli import EXIT_FORCED
 from ._logging import LOGGER
-from ._schemas import DEFAULT_TOOLSETS, GET_EVIDENCE, TOOLS, resolve_toolsets, tool_names
-from ._service import EvidenceService, Reply
+from ._schemas import (
+    CHECK_REFERENCES,
+    DEFAULT_TOOLSETS,
+    GET_EVIDENCE,
+    TOOLS,
+    resolve_toolsets,
+    tool_names,
+)
+from ._service import CHECK_CONCURRENCY, CHECK_DEADLINE_S, EvidenceService, Reply
 from ._stdin import MAX_LINE_BYTES, LineTooLong, StoppableStdin
 from ._version import __version__
 
@@ -54,6 +61,8 @@ __all__ = ["SHUTDOWN_GRACE_S", "NotandaServer", "build_server"]
 
 SERVER_NAME = "notanda-mcp"
 SHUTDOWN_GRACE_S = 2.0
+#: ``notanda_openalex.MAX_CHECK_CONCURRENCY``, which the client enforces too.
+_MAX_CHECK_CONCURRENCY = 16
 #: After the grace, how long the last answers may take to reach the transport.
 _ANSWER_MARGIN_S = 1.0
 INSTRUCTIONS = (
@@ -212,12 +221,20 @@ class NotandaServer:
         on_stage: StageCallback | None,
         search_slots: int,
         toolsets: tuple[str, ...] = DEFAULT_TOOLSETS,
+        check_concurrency: int = CHECK_CONCURRENCY,
+        check_deadline_s: float = CHECK_DEADLINE_S,
     ) -> None:
         self.evidence_dir = evidence_dir
         #: The names of the tools this server offers and answers.
         self.offered = tool_names(toolsets)
         self.service = EvidenceService(
-            evidence_dir, transport=transport, env=env, on_stage=on_stage, search_slots=search_slots
+            evidence_dir,
+            transport=transport,
+            env=env,
+            on_stage=on_stage,
+            search_slots=search_slots,
+            check_concurrency=check_concurrency,
+            check_deadline_s=check_deadline_s,
         )
         self.calls = _Calls()
         self._validators = _Validators()
@@ -284,15 +301,29 @@ class NotandaServer:
         cancelled = threading.Event()
         created: list[str] = []
         sealed: list[str] = []
-        work = partial(
-            self.service.search,
-            arguments,
-            client=_client_identity(ctx),
-            protocol_version=ctx.protocol_version,
-            cancelled=lambda: cancelled.is_set() or requested(),
-            on_record=created.append,
-            on_sealed=sealed.append,
-        )
+        common: dict[str, Any] = {
+            "client": _client_identity(ctx),
+            "protocol_version": ctx.protocol_version,
+            "on_record": created.append,
+            "on_sealed": sealed.append,
+        }
+        if params.name == CHECK_REFERENCES:
+            # A check stops early when its client cancels or the server shuts
+            # down, so that it seals within the grace instead of being abandoned.
+            work = partial(
+                self.service.check,
+                arguments,
+                cancelled=lambda: cancelled.is_set() or requested() or self.calls.closing,
+                on_progress=_progress_reporter(ctx),
+                **common,
+            )
+        else:
+            work = partial(
+                self.service.search,
+                arguments,
+                cancelled=lambda: cancelled.is_set() or requested(),
+                **common,
+            )
         async with anyio.create_task_group() as watchers:
             watchers.start_soon(_watch_cancellation, cancelled, self.calls)
             reply = await self._run(work, created, sealed)
@@ -444,6 +475,22 @@ class _AnswerWatch:
         await self._inner.__aexit__(*exc)
 
 
+def _progress_reporter(ctx: ServerRequestContext[Any, Any]) -> Callable[[int, int], None]:
+    """Report ``(decided, total)`` as ``notifications/progress`` for this request.
+
+    Called from the worker thread; each report is handed to the event loop
+    and awaited, so reports arrive in order. The SDK sends nothing when the
+    client gave no progress token. A report that cannot be sent (the client
+    went away) is dropped: progress never stops a check.
+    """
+
+    def report(done: int, total: int) -> None:
+        with suppress(Exception):
+            anyio.from_thread.run(ctx.session.report_progress, float(done), float(total))
+
+    return report
+
+
 def _cancel_requested(ctx: ServerRequestContext[Any, Any]) -> Callable[[], bool]:
     """Whether the client sent ``notifications/cancelled`` for this request.
 
@@ -483,6 +530,8 @@ def build_server(
     on_stage: StageCallback | None = None,
     search_slots: int = 2,
     toolsets: Iterable[str] = DEFAULT_TOOLSETS,
+    check_concurrency: int = CHECK_CONCURRENCY,
+    check_deadline_s: float = CHECK_DEADLINE_S,
 ) -> NotandaServer:
     """Build the server for one evidence root; the documented test seam.
 
@@ -500,12 +549,17 @@ def build_server(
             their deadline, for a slot.
         toolsets: The toolsets to offer (``search``, ``references``); ``search``
             is always offered, order and repeats do not matter.
+        check_concurrency: Requests one reference check keeps in flight (1 to 16).
+        check_deadline_s: The total deadline of one reference check, slot
+            wait included (tests shorten it).
 
     Returns:
         The server; call ``.run()`` to serve on stdio.
 
     Raises:
-        ValueError: A toolset name is unknown, or ``search_slots`` is below 1.
+        ValueError: A toolset name is unknown, ``search_slots`` is below 1,
+            ``check_concurrency`` is not from 1 to 16 or ``check_deadline_s``
+            is not positive.
     """
     root = Path(evidence_dir)
     if not root.is_dir():
@@ -513,6 +567,10 @@ def build_server(
     if search_slots < 1:
         raise ValueError("search_slots must be at least 1")
     chosen = resolve_toolsets(toolsets)
+    if isinstance(check_concurrency, bool) or not 1 <= check_concurrency <= _MAX_CHECK_CONCURRENCY:
+        raise ValueError("check_concurrency must be an integer from 1 to 16")
+    if not check_deadline_s > 0:
+        raise ValueError("check_deadline_s must be positive")
     return NotandaServer(
         root,
         transport=transport,
@@ -520,4 +578,6 @@ def build_server(
         on_stage=on_stage,
         search_slots=search_slots,
         toolsets=chosen,
+        check_concurrency=check_concurrency,
+        check_deadline_s=check_deadline_s,
     )
