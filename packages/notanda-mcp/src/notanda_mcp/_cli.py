@@ -1,8 +1,10 @@
-"""The ``notanda-mcp`` command: the stdio server, ``notanda-mcp doctor`` and ``notanda-mcp demo``.
+"""The ``notanda-mcp`` command: the stdio server, ``doctor``, ``demo`` and ``check-references``.
 
 ``notanda-mcp --evidence-dir DIR`` serves MCP on stdio. ``notanda-mcp doctor``
 checks a newcomer's set-up (``_doctor.py``); ``notanda-mcp demo DIR`` leaves
-offline demo evidence in DIR (``_demo.py``). Exit codes (``docs/errors.md``):
+offline demo evidence in DIR (``_demo.py``); ``notanda-mcp check-references
+FILE`` checks a bibliography into one record (``_check_cli.py``, whose exit
+codes are its own). Exit codes (``docs/errors.md``):
 0 served until the client left (doctor: ready; demo: every step worked); 1
 doctor found a problem, a demo step failed, or a second signal stopped the
 server at once; 2 usage error, bad evidence directory or unusable
@@ -208,6 +210,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         doctor_args = _doctor_parser().parse_args(args_list[1:])
         return run_doctor(doctor_args.evidence_dir, live=doctor_args.live)
+    if args_list[:1] == ["check-references"]:
+        from ._check_cli import main as check_references
+
+        return check_references(args_list[1:])
     if args_list[:1] == ["demo"]:
         from ._demo import run_demo
 
