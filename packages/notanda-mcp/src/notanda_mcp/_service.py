@@ -310,7 +310,9 @@ class EvidenceService:
         )
 
         started = time.monotonic()
-        text, format_name = arguments.get("references"), arguments.get("format", "auto")
+        # The input schema makes both strings; parse_references checks again.
+        text: Any = arguments.get("references")
+        format_name: Any = arguments.get("format", "auto")
         parsed: ParsedReferences | None = None
         invalid: ReferenceInputError | None = None
         try:
