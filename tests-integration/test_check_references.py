@@ -80,7 +80,7 @@ def test_a_check_over_stdio_leaves_a_record_the_verifier_accepts(
     assert code == 0, report
     # The copied single-file verifier, with the standard library alone, agrees.
     copied = tmp_path / "verify_file.py"
-    import notanda_evidence.verify_file as verify_file
+    from notanda_evidence import verify_file
 
     shutil.copy(verify_file.__file__, copied)
     done = run([sys.executable, "-I", "-S", str(copied), "--full", str(root)])
