@@ -199,10 +199,12 @@ def bibliography(works: list[dict[str, Any]] | None = None) -> Responder:
         wanted = params.get("filter", "")
         if wanted.startswith("doi:"):
             dois = {doi.lower() for doi in wanted.removeprefix("doi:").split("|")}
-            found = [w for w in catalogue if w["doi"].removeprefix("https://doi.org/") in dois]
+            found = [
+                w for w in catalogue if (w.get("doi") or "").removeprefix("https://doi.org/") in dois
+            ]
         elif wanted.startswith("title.search:") or "search" in params:
             words = _words(wanted.removeprefix("title.search:") or params.get("search", ""))
-            found = [w for w in catalogue if words and words <= _words(w["title"])]
+            found = [w for w in catalogue if words and words <= _words(w.get("title") or "")]
         else:
             return json_response({"error": "unsupported request"}, 400)
         return json_response(page_body(found[: per_page(request)]))
