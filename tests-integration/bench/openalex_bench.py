@@ -1,4 +1,4 @@
-"""notanda-openalex: body bytes in memory to normalized works and an observation ready to write.
+"""notanda-openalex: body bytes to works and an observation; a 100-reference check.
 
 Ours is ``bench_support.body_to_result`` from the package's tests (the exact
 path ``OpenAlexClient.search`` runs once the body is in memory, plus encoding
@@ -7,16 +7,26 @@ the observation); the anchor's is the same stretch of 0.1.0b3's search, run by
 after a garbage collection, and the medians are compared. Peak memory is
 measured with ``tracemalloc`` above the baseline with the body already in
 memory.
+
+The reference check runs ``OpenAlexClient.check_references`` on 100
+references (50 with DOIs: one DOI batch; 50 with titles only: 50 title
+lookups) against an ``httpx.MockTransport`` that answers every request after
+200 ms, at the default concurrency of 4: 13 rounds, a floor of about 2.6 s.
 """
 
 from __future__ import annotations
 
 import gc
 import time
+from datetime import UTC, datetime
+from typing import Any
 
 from benchlib import Bench, median, mib, ms, times
 
 LIMIT = 10
+#: How long the fake OpenAlex takes to answer each request of the reference check.
+CHECK_LATENCY_S = 0.2
+CHECK_REFERENCES = 100
 
 
 def bench_time(bench: Bench) -> None:
@@ -100,8 +110,126 @@ def bench_memory(bench: Bench) -> None:
     )
 
 
+def _check_fixture() -> tuple[str, dict[str, list[dict[str, object]]]]:
+    """The bibliography (BibTeX) and the works the fake answers with, by request kind."""
+    entries: list[str] = []
+    by_doi: list[dict[str, object]] = []
+    titled: list[dict[str, object]] = []
+    for number in range(CHECK_REFERENCES):
+        title = f"A large scale study of topic {number} in the analysis of complex systems"
+        names = [f"Author{number}x{rank} Family{number}x{rank}" for rank in range(8)]
+        record: dict[str, object] = {
+            "id": f"https://openalex.org/W{1000 + number}",
+            "doi": f"https://doi.org/10.5555/bench.{number}",
+            "title": title,
+            "publication_year": 2020,
+            "authorships": [{"author": {"display_name": name}} for name in names],
+            "primary_location": {"source": {"display_name": "Journal of Complex Systems"}},
+            "type": "article",
+            "is_retracted": False,
+        }
+        authors = " and ".join(f"Family{number}x{rank}, A." for rank in range(8))
+        fields = (
+            f"author={{{authors}}}, title={{{title}}}, journal={{J. Complex Syst.}}, year={{2020}}"
+        )
+        if number % 2 == 0:
+            fields += f", doi={{10.5555/bench.{number}}}"
+            by_doi.append(record)
+        else:
+            titled.append(record)
+        entries.append(f"@article{{ref{number}, {fields}}}")
+    return "\n".join(entries), {"doi": by_doi, "title": titled}
+
+
+def bench_references(bench: Bench) -> None:
+    import httpx
+    from notanda_openalex import OpenAlexClient, parse_references
+    from notanda_openalex._matching import decide, decide_by_doi, normalize_text
+
+    text, works = _check_fixture()
+    pool = works["title"]
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        time.sleep(CHECK_LATENCY_S)
+        value = request.url.params["filter"]
+        if value.startswith("doi:"):
+            wanted = {f"https://doi.org/{doi}" for doi in value[4:].split("|")}
+            results = [work for work in works["doi"] if work["doi"] in wanted]
+        else:
+            # The matching work and nine near neighbours, as a relevance search answers.
+            query = normalize_text(value.removeprefix("title.search:"))
+            hit = next(
+                i for i, work in enumerate(pool) if normalize_text(str(work["title"])) == query
+            )
+            results = [pool[(hit + offset) % len(pool)] for offset in range(10)]
+        return httpx.Response(200, json={"meta": {"count": len(results)}, "results": results})
+
+    client = OpenAlexClient(api_key="bench-key-0000", transport=httpx.MockTransport(answer))
+    parsed = parse_references(text)
+    started = time.perf_counter()
+    check = client.check_references(parsed)
+    wall = time.perf_counter() - started
+    summary = check.summary()
+    if summary["verified"] != CHECK_REFERENCES:
+        raise RuntimeError(f"the benchmark check did not verify every reference: {summary}")
+    # Matching CPU per reference: the same decisions, replayed on the check's own answers.
+    cpu: list[float] = []
+    year = datetime.now(UTC).year
+    for reference, entry in zip(parsed, check.references, strict=True):
+        if entry.observation is None:
+            raise RuntimeError(f"reference {entry.index} has no observation")
+        candidates = _works_of(check.attempts[entry.observation].observation)
+        if reference.doi is not None:
+            candidates = [work for work in candidates if work.doi == reference.doi]
+            decide_one = decide_by_doi
+        else:
+            decide_one = decide
+        gc.collect()
+        begun = time.thread_time()
+        decide_one(reference, candidates, current_year=year)
+        cpu.append(time.thread_time() - begun)
+    rounds = -(-len(check.attempts) // 4)
+    floor = rounds * CHECK_LATENCY_S
+    bench.row(
+        f"references: check of {CHECK_REFERENCES} (50 DOIs, 50 titles), 200 ms mock, concurrency 4",
+        f"{wall:.2f} s",
+        f"floor {floor:.1f} s ({rounds} rounds)",
+        f"{wall / floor:.2f}x floor",
+        "<= 3.5 s",
+        met=wall <= 3.5,
+    )
+    per_reference = median(cpu)
+    bench.row(
+        "references: matching CPU per reference, median",
+        ms(per_reference, 3),
+        "-",
+        "-",
+        "<= 2 ms",
+        met=per_reference <= 0.002,
+    )
+    bench.note(
+        f"references: {len(check.attempts)} requests (1 DOI batch, 50 title lookups of 10 "
+        "candidates each) to an httpx.MockTransport sleeping 200 ms per request; matching CPU "
+        "is thread CPU time of each reference's decision, replayed on the check's own answers."
+    )
+
+
+def _works_of(observation: Any) -> list[Any]:
+    """The works of a stored body, normalized as the check normalized them."""
+    from notanda_openalex._secrets import SecretScrubber
+    from notanda_openalex._works import normalize_work
+
+    scrubber = SecretScrubber(())
+    works = (normalize_work(item, scrubber) for item in observation.body_json["results"])
+    return [work for work in works if work is not None]
+
+
 def run(bench: Bench) -> None:
-    for name, step in (("time", bench_time), ("memory", bench_memory)):
+    for name, step in (
+        ("time", bench_time),
+        ("memory", bench_memory),
+        ("references", bench_references),
+    ):
         try:
             step(bench)
         except Exception as exc:

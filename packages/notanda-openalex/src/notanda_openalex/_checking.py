@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +47,7 @@ __all__ = [
     "MAX_TITLE_CANDIDATES",
     "AttemptPurpose",
     "CheckAttempt",
+    "CheckRun",
     "CheckedReference",
     "ReferenceCheck",
     "ReferenceField",
@@ -54,7 +55,6 @@ __all__ = [
     "Verdict",
     "doi_batch_params",
     "refused_check",
-    "run_check",
     "title_params",
 ]
 
@@ -268,6 +268,11 @@ def _entry(
     )
 
 
+def _unparsed_entry(reference: Reference) -> CheckedReference:
+    reason = reference.unparsed_reason
+    return _entry(reference, Verdict.UNPARSED, error=None if reason is None else reason.value)
+
+
 def _error_code(failure: SearchFailure | None) -> str:
     if failure is None:
         return "provider_error"
@@ -279,8 +284,11 @@ def _error_code(failure: SearchFailure | None) -> str:
 # ------------------------------------------------------------------- the run
 
 
-class _Run:
-    """One check: plans, sends through the client, decides, assembles."""
+class CheckRun:
+    """One check whose configuration the client accepted: plans, sends, decides, assembles.
+
+    *send* is the client's one-GET path; :meth:`run` is called once.
+    """
 
     def __init__(
         self,
@@ -381,7 +389,7 @@ class _Run:
     def _matched(self, position: int, task: _Task, decision: Decision, work: Work) -> None:
         self._state.matched[position] = (task, decision, work)
         reference = self._references[position]
-        # Placeholder entry until the attempt indices are known (assembly).
+        # The observation index is set at assembly, once the attempt order is known.
         self._decide(
             position,
             CheckedReference(
@@ -447,15 +455,7 @@ class _Run:
         references = self._references
         for position, reference in enumerate(references):
             if not reference.parsed:
-                reason = reference.unparsed_reason
-                self._decide(
-                    position,
-                    _entry(
-                        reference,
-                        Verdict.UNPARSED,
-                        error=None if reason is None else reason.value,
-                    ),
-                )
+                self._decide(position, _unparsed_entry(reference))
         queue: list[_Task] = _batches(references)
         for position, reference in enumerate(references):
             if reference.parsed and reference.lookup_doi is None:
@@ -504,56 +504,17 @@ class _Run:
                 )
             matched = self._state.matched.get(position)
             if matched is not None:
-                task, decision, work = matched
-                entry = CheckedReference(
-                    index=entry.index,
-                    key=entry.key,
-                    verdict=decision.verdict,
-                    differs=decision.differs,
-                    retracted=work.is_retracted,
-                    work=work,
-                    observation=index_of[id(task)],
-                    error=None,
-                )
+                entry = replace(entry, observation=index_of[id(matched[0])])
             entries.append(entry)
         return ReferenceCheck(references=tuple(entries), attempts=attempts)
 
 
-def run_check(
-    send: Send,
-    parsed: ParsedReferences,
-    *,
-    concurrency: int,
-    deadline: Deadline,
-    per_request_s: float,
-    too_deep: DepthCheck | None,
-    on_progress: Callable[[int, int], None] | None,
-    cancelled: Callable[[], bool] | None,
-    current_year: int,
-) -> ReferenceCheck:
-    """Run a check whose configuration the client has accepted (its implementation)."""
-    return _Run(
-        send,
-        parsed.references,
-        concurrency=concurrency,
-        deadline=deadline,
-        per_request_s=per_request_s,
-        too_deep=too_deep,
-        on_progress=on_progress,
-        cancelled=cancelled,
-        current_year=current_year,
-    ).run()
-
-
 def refused_check(parsed: ParsedReferences, failure: SearchFailure) -> ReferenceCheck:
     """The check that failed as a whole: no attempt, every parsed reference ``unchecked``."""
-    entries = []
-    for reference in parsed.references:
-        if reference.parsed:
-            entries.append(_entry(reference, Verdict.UNCHECKED, error=failure.code.value))
-        else:
-            reason = reference.unparsed_reason
-            entries.append(
-                _entry(reference, Verdict.UNPARSED, error=None if reason is None else reason.value)
-            )
-    return ReferenceCheck(references=tuple(entries), attempts=(), failure=failure)
+    entries = tuple(
+        _entry(reference, Verdict.UNCHECKED, error=failure.code.value)
+        if reference.parsed
+        else _unparsed_entry(reference)
+        for reference in parsed.references
+    )
+    return ReferenceCheck(references=entries, attempts=(), failure=failure)

@@ -20,9 +20,9 @@ from ._checking import (
     DEFAULT_CHECK_CONCURRENCY,
     DEFAULT_CHECK_DEADLINE_S,
     MAX_CHECK_CONCURRENCY,
+    CheckRun,
     ReferenceCheck,
     refused_check,
-    run_check,
 )
 from ._clock import Clock, SystemClock, format_utc_ms
 from ._config import load_core_config
@@ -343,13 +343,15 @@ class OpenAlexClient:
             raise ValueError("concurrency must be an integer from 1 to 16")
         if not deadline_s > 0:
             raise ValueError("deadline_s must be positive")
-        if self._refused is not None:
-            failure = self._refusal(self._refused).error
-            if failure is not None:
-                return refused_check(parsed, failure)
-        return run_check(
+        refused = self._refused
+        if refused is None and not _is_pinned(httpx.URL(ENDPOINT)):
+            refused = ConfigurationDetail.ENDPOINT_NOT_ALLOWED
+        if refused is not None:
+            failure = SearchFailure(code=ErrorCode.CONFIGURATION_ERROR, detail=refused)
+            return refused_check(parsed, failure)
+        return CheckRun(
             self._send,
-            parsed,
+            parsed.references,
             concurrency=concurrency,
             deadline=Deadline(self._clock, float(deadline_s)),
             per_request_s=self._deadline_s,
@@ -357,7 +359,7 @@ class OpenAlexClient:
             on_progress=on_progress,
             cancelled=cancelled,
             current_year=self._clock.now().year,
-        )
+        ).run()
 
     def _send(
         self,

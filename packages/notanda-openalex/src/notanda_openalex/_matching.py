@@ -152,6 +152,9 @@ _VENUE_ALIASES: tuple[tuple[str, ...], ...] = (
     ("tpami", "ieee transactions pattern analysis and machine intelligence"),
 )
 
+#: A country written after a venue's name (``Proc. Natl. Acad. Sci. U.S.A.``).
+_VENUE_SUFFIXES = (("u", "s", "a"), ("usa",))
+
 _HTML_TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?/?>")
 _NUMBER = re.compile(r"^[0-9]+(?:st|nd|rd|th)?$")
 
@@ -304,11 +307,22 @@ def authors_agree(reference: Reference, work: Work) -> bool:
 
 
 def _venue_tokens(text: str) -> tuple[str, ...]:
+    words = tuple(normalize_text(text).split())
+    for suffix in _VENUE_SUFFIXES:
+        if len(words) > len(suffix) and words[-len(suffix) :] == suffix:
+            words = words[: -len(suffix)]
+            break
     return tuple(
-        token
-        for token in normalize_text(text).split()
-        if token not in _VENUE_STOPWORDS and not _NUMBER.match(token)
+        token for token in words if token not in _VENUE_STOPWORDS and not _NUMBER.match(token)
     )
+
+
+def _abbreviates_word(short: str, long: str) -> bool:
+    """*short* is *long* shortened: same first letter, the rest a subsequence (``natl``)."""
+    if short[0] != long[0] or len(short) > len(long):
+        return False
+    rest = iter(long[1:])
+    return all(char in rest for char in short[1:])
 
 
 def _preprint_server(tokens: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -328,9 +342,9 @@ def _alias_group(tokens: tuple[str, ...]) -> int | None:
 
 
 def _abbreviates(short: tuple[str, ...], full: tuple[str, ...]) -> bool:
-    """Word by word, each word of *short* begins the word of *full* (ISO 4 style)."""
+    """Word by word, each word of *short* abbreviates the word of *full* (ISO 4 style)."""
     return len(short) == len(full) and all(
-        long.startswith(word) for word, long in zip(short, full, strict=True)
+        _abbreviates_word(word, long) for word, long in zip(short, full, strict=True)
     )
 
 
