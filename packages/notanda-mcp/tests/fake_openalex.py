@@ -200,7 +200,9 @@ def bibliography(works: list[dict[str, Any]] | None = None) -> Responder:
         if wanted.startswith("doi:"):
             dois = {doi.lower() for doi in wanted.removeprefix("doi:").split("|")}
             found = [
-                w for w in catalogue if (w.get("doi") or "").removeprefix("https://doi.org/") in dois
+                w
+                for w in catalogue
+                if (w.get("doi") or "").removeprefix("https://doi.org/") in dois
             ]
         elif wanted.startswith("title.search:") or "search" in params:
             words = _words(wanted.removeprefix("title.search:") or params.get("search", ""))

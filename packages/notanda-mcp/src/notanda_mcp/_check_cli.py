@@ -46,10 +46,11 @@ _FINDINGS = ("metadata_mismatch", "not_found", "ambiguous", "unparsed")
 _VERDICT_WIDTH = max(len(verdict) for verdict in VERDICTS)
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
+    """The argument parser of ``notanda-mcp check-references``."""
     from notanda_openalex import MAX_REFERENCES, MAX_REFERENCES_BYTES, ReferenceFormat
 
-    parser = UsageParser(
+    built = UsageParser(
         prog="notanda-mcp check-references",
         description="Check every reference of a bibliography against OpenAlex, as the "
         "check_references tool does, into one sealed evidence record. "
@@ -59,21 +60,21 @@ def _parser() -> argparse.ArgumentParser:
         "and nothing else wrong, 4 the check failed as a whole. "
         "Example: notanda-mcp check-references refs.bib --evidence-dir evidence",
     )
-    parser.add_argument("file", metavar="FILE", help="the bibliography (UTF-8), or - for stdin")
-    parser.add_argument(
+    built.add_argument("file", metavar="FILE", help="the bibliography (UTF-8), or - for stdin")
+    built.add_argument(
         "--evidence-dir",
         required=True,
         metavar="DIR",
         help="the evidence root (relative or absolute; created if missing)",
     )
-    parser.add_argument(
+    built.add_argument(
         "--format",
         default=ReferenceFormat.AUTO.value,
         choices=[member.value for member in ReferenceFormat],
         help="how the bibliography is written (default: auto)",
     )
-    parser.add_argument("--json", action="store_true", help="print the tool's structured answer")
-    return parser
+    built.add_argument("--json", action="store_true", help="print the tool's structured answer")
+    return built
 
 
 def _read_text(name: str, limit: int) -> str:
@@ -208,7 +209,7 @@ def main(
     """
     from notanda_openalex import MAX_REFERENCES_BYTES
 
-    args = _parser().parse_args(list(argv))
+    args = parser().parse_args(list(argv))
     try:
         root = _evidence_root(args.evidence_dir)
         check_configuration(env)

@@ -202,6 +202,12 @@ def _demo_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_references_parser() -> argparse.ArgumentParser:
+    from ._check_cli import parser
+
+    return parser()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``notanda-mcp`` and return its exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
