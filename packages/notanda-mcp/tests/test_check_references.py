@@ -15,6 +15,7 @@ from conftest import (
     SESSIONS,
     assert_sealed,
     call,
+    logged_receipts,
     make_server,
     open_session,
     read_json,
@@ -242,3 +243,44 @@ def test_build_server_refuses_bad_check_settings(evidence_root: Path) -> None:
         make_server(evidence_root, check_concurrency=0)
     with pytest.raises(ValueError, match="check_deadline_s"):
         make_server(evidence_root, check_deadline_s=0)
+
+
+#: Eight title lookups: twice the requests one check keeps in flight.
+EIGHT_TITLES = "\n".join(f"Nobody, A. (2020). An unknown study number {n}." for n in range(8))
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("kind", ["legacy", "modern-jsonrpc"])
+async def test_a_cancelled_check_stops_early_and_still_seals_its_record(
+    evidence_root: Path, kind: str
+) -> None:
+    provider = FakeOpenAlex(bibliography(), delay_s=1.0)
+    async with open_session(checker(evidence_root, provider), kind) as client:
+        await client.list_tools()
+        scope = anyio.CancelScope()
+
+        async def run_check() -> None:
+            with scope:
+                await client.call_tool("check_references", {REFERENCES: EIGHT_TITLES})
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(run_check)
+            # Cancel once the first four requests are in flight (each takes 1 s).
+            with anyio.fail_after(10):
+                while len(provider.requests) < 4:
+                    await anyio.sleep(0.01)
+            scope.cancel()
+        assert scope.cancelled_caught
+        [evidence_id] = record_ids(evidence_root)
+        with anyio.fail_after(10):
+            while not (receipts := logged_receipts(evidence_root, evidence_id)):
+                await anyio.sleep(0.02)
+        # The session still answers, tools/list too, after the cancellation.
+        assert len((await client.list_tools()).tools) == 3
+    response = assert_sealed(evidence_root, evidence_id, receipts[0])
+    assert response["cancelled"] is True
+    assert response["status"] == "ok"
+    # The first four were in flight; the other four were never sent.
+    assert len(provider.requests) == 4
+    verdicts = [(e["verdict"], e["error"]) for e in response[REFERENCES]]
+    assert verdicts[4:] == [("unchecked", "deadline_exceeded")] * 4
