@@ -18,15 +18,13 @@ references; recorded like the tool's refusals).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from notanda_evidence.verify_file import printable, printable_json
 
-from ._cli import UsageParser, _Usage, check_configuration
+from ._cli import UsageParser, _Usage, check_configuration, resolve_evidence_dir
 from ._schemas import VERDICTS
 
 if TYPE_CHECKING:
@@ -102,22 +100,6 @@ def _read_text(name: str, limit: int) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise _Usage(f"{name} is not UTF-8 text: give the bibliography as UTF-8") from None
-
-
-def _evidence_root(text: str) -> Path:
-    """A relative folder is fine here (no MCP client chooses the working directory)."""
-    path = Path(os.path.expanduser(text)).absolute()
-    if path.exists() and not path.is_dir():
-        raise _Usage("--evidence-dir names a file, not a folder: name a folder (new or existing)")
-    if not path.exists():
-        try:
-            path.mkdir(mode=0o700, parents=True)
-        except OSError as exc:
-            raise _Usage(
-                f"cannot create the evidence folder ({type(exc).__name__}): create it yourself "
-                "(mkdir -m 700 DIR) or name a folder whose parent you can write"
-            ) from None
-    return path
 
 
 class _Progress:
@@ -211,7 +193,7 @@ def main(
 
     args = parser().parse_args(list(argv))
     try:
-        root = _evidence_root(args.evidence_dir)
+        root = resolve_evidence_dir(args.evidence_dir, create=True, relative=True)
         check_configuration(env)
         text = _read_text(args.file, MAX_REFERENCES_BYTES)
     except _Usage as exc:

@@ -51,13 +51,18 @@ class UsageParser(argparse.ArgumentParser):
         )
 
 
-def resolve_evidence_dir(text: str, *, create: bool) -> Path:
+def resolve_evidence_dir(text: str, *, create: bool, relative: bool = False) -> Path:
     """Expand ``~``, refuse relative paths and files, create a missing folder (0700).
+
+    With *relative*, a relative path is taken from the working directory
+    instead (a command run by a person; no MCP client chose that directory).
 
     Raises:
         _Usage: with a one-line message.
     """
     path = Path(os.path.expanduser(text))
+    if relative:
+        path = path.absolute()
     if not path.is_absolute():
         raise _Usage(
             "--evidence-dir must be an absolute path: MCP clients start servers in "
