@@ -284,3 +284,14 @@ async def test_a_cancelled_check_stops_early_and_still_seals_its_record(
     assert len(provider.requests) == 4
     verdicts = [(e["verdict"], e["error"]) for e in response[REFERENCES]]
     assert verdicts[4:] == [("unchecked", "deadline_exceeded")] * 4
+
+
+async def test_the_instructions_name_check_references_only_when_it_is_offered(
+    evidence_root: Path,
+) -> None:
+    for toolsets, named in ((("search",), False), (("references",), True)):
+        server = make_server(evidence_root, toolsets=toolsets)
+        async with open_session(server, "legacy") as client:
+            instructions = client.instructions or ""
+        assert NOTICE in instructions
+        assert ("check_references" in instructions) is named
