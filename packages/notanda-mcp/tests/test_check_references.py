@@ -295,3 +295,34 @@ async def test_the_instructions_name_check_references_only_when_it_is_offered(
             instructions = client.instructions or ""
         assert NOTICE in instructions
         assert ("check_references" in instructions) is named
+
+
+@pytest.mark.timeout(30)
+async def test_a_check_with_no_free_slot_in_its_deadline_is_server_busy_with_a_record(
+    evidence_root: Path,
+) -> None:
+    provider = FakeOpenAlex(bibliography(), delay_s=1.5)
+    server = checker(evidence_root, provider, search_slots=1, check_deadline_s=0.3)
+    async with open_session(server, "legacy") as client:
+        answers: dict[str, Any] = {}
+
+        async def slow_search() -> None:
+            answers["search"] = await call(client, "search_literature", {"query": "slow one"})
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(slow_search)
+            with anyio.fail_after(10):
+                while not provider.requests:  # the search holds the only slot
+                    await anyio.sleep(0.01)
+            answers["check"], failed = await check(client, BIBTEX)
+    assert failed is True
+    assert (answers["check"]["error"], answers["check"]["reason"]) == (
+        "server_busy",
+        "no_search_slot_before_deadline",
+    )
+    stored = assert_sealed(evidence_root, answers["check"]["evidence_id"])
+    assert stored["error"] == "server_busy"
+    recorded = read_json(evidence_root / answers["check"]["evidence_id"] / "provider.json")
+    assert recorded["attempts"] == []
+    assert recorded["max_attempts"] == 5  # one DOI batch, a title lookup per reference
+    assert len(provider.requests) == 1

@@ -338,9 +338,7 @@ class EvidenceService:
             openalex: OpenAlexClient, evidence_id: str
         ) -> tuple[dict[str, Any], dict[str, Any]]:
             if parsed is None:
-                provider = {**_not_attempted(), "max_attempts": 0}
-                del provider["capture"]
-                return provider, _check_refusal(evidence_id, invalid)
+                return _check_provider([], 0), _check_refusal(evidence_id, invalid)
             checked = parsed
             result = self._in_slot(
                 evidence_id,
@@ -671,6 +669,16 @@ def _max_attempts(parsed: ParsedReferences) -> int:
     return -(-len(dois) // MAX_DOIS_PER_REQUEST) + len(readable)
 
 
+def _check_provider(attempts: list[dict[str, Any]], max_attempts: int) -> dict[str, Any]:
+    """A check's ``provider.json``: each attempt holds its own capture and body (spec 2.6)."""
+    return {
+        "attempts": attempts,
+        "max_attempts": max_attempts,
+        "pagination": False,
+        "provider": "openalex",
+    }
+
+
 def _from_check(
     evidence_id: str, check: ReferenceCheck | None, parsed: ParsedReferences
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -678,7 +686,7 @@ def _from_check(
     from notanda_evidence import CanonicalJSON
 
     if check is None:
-        return {**_not_attempted(), "max_attempts": _max_attempts(parsed)}, _busy(evidence_id)
+        return _check_provider([], _max_attempts(parsed)), _busy(evidence_id)
     attempts: list[dict[str, Any]] = []
     for attempt in check.attempts:
         observation = attempt.observation
@@ -690,12 +698,7 @@ def _from_check(
         if observation.body_canonical is not None:
             entry["observed_json"] = CanonicalJSON(observation.body_canonical)
         attempts.append(entry)
-    provider = {
-        "attempts": attempts,
-        "max_attempts": _max_attempts(parsed),
-        "pagination": False,
-        "provider": "openalex",
-    }
+    provider = _check_provider(attempts, _max_attempts(parsed))
     if check.failure is not None:
         return provider, _failure_response(evidence_id, check.failure)
     response = {
