@@ -20,6 +20,7 @@ from conftest import (
     REPO_ROOT,
     SECRET_KEY,
     FakeClock,
+    LogCapture,
     assert_no_secret,
     fixture_json,
     json_response,
@@ -35,6 +36,7 @@ from notanda_openalex import (
     CheckedReference,
     ConfigurationDetail,
     ErrorCode,
+    OpenAlexClient,
     ReferenceCheck,
     ReferenceField,
     UncheckedReason,
@@ -282,6 +284,12 @@ def test_row_chimeric_title(clock: FakeClock) -> None:
     assert verdict_of(without_doi) == (Verdict.NOT_FOUND, ())
     with_doi = one(bib("m", author=MYERS_AUTHORS, title=invented, year=2000, doi=MYERS_DOI), clock)
     assert verdict_of(with_doi) == (Verdict.METADATA_MISMATCH, (D.TITLE,))
+    # Two real titles merged into one.
+    merged = f"{MYERS_TITLE}: initial sequencing and analysis of the human genome"
+    alone = one(bib("m", author=MYERS_AUTHORS, title=merged, year=2000), clock)
+    assert verdict_of(alone) == (Verdict.NOT_FOUND, ())
+    with_doi = one(bib("m", author=MYERS_AUTHORS, title=merged, year=2000, doi=MYERS_DOI), clock)
+    assert verdict_of(with_doi) == (Verdict.METADATA_MISMATCH, (D.TITLE,))
 
 
 @pytest.mark.parametrize(
@@ -396,7 +404,9 @@ def test_real_correct_references_are_verified(clock: FakeClock) -> None:
     assert result.summary()["verified"] == 5
     purposes = [attempt.purpose for attempt in result.attempts]
     assert purposes == ["doi_batch", "title", "title", "title"]
-    assert requests[0].url.params["filter"] == "doi:10.7717/peerj.4375|10.1038/35057062"
+    # Requests run concurrently: they may reach OpenAlex in any order.
+    filters = sorted(request.url.params["filter"] for request in requests)
+    assert filters[0] == "doi:10.7717/peerj.4375|10.1038/35057062"
 
 
 def test_plain_text_vancouver_reference_is_verified(clock: FakeClock) -> None:
@@ -645,24 +655,32 @@ def test_progress_counts_up_to_every_reference(clock: FakeClock) -> None:
     assert {total for _, total in seen} == {6}
 
 
-def test_secrets_never_reach_the_attempts(clock: FakeClock) -> None:
+def test_secrets_never_reach_the_attempts_the_entries_or_the_logs(
+    clock: FakeClock, all_logs: LogCapture
+) -> None:
+    leaky = fixture_json(MYERS)
+    leaky["primary_location"]["source"]["display_name"] = f"Nature {SECRET_KEY}"
+
     def echo(request: httpx.Request) -> httpx.Response:
         return json_response(
             {
-                "meta": {"count": 0},
-                "results": [],
+                "meta": {"count": 1},
+                "results": [leaky],
                 "echo": dict(request.headers),
                 "note": " ".join(ALL_SECRETS),
             },
-            headers={"X-Debug": SECRET_KEY},
+            headers={"X-RateLimit-Note": SECRET_KEY},
         )
 
     result, requests = check(REAL_BIBLIOGRAPHY, clock, handler=echo)
-    assert requests[0].headers["authorization"] == f"Bearer {SECRET_KEY}"
+    assert {request.headers["authorization"] for request in requests} == {f"Bearer {SECRET_KEY}"}
     for attempt in result.attempts:
         record = json.dumps(attempt.observation.record_fields())
+        assert "x-ratelimit-note" in record
         assert_no_secret(record, attempt.observation.body_canonical or b"")
-    assert_no_secret(json.dumps([entry.to_record() for entry in result.references]))
+    entries = [entry.to_record() for entry in result.references]
+    assert any(entry["work"] is not None for entry in entries)
+    assert_no_secret(json.dumps(entries), all_logs.text())
 
 
 def test_arguments_are_checked(clock: FakeClock) -> None:
@@ -749,3 +767,66 @@ def test_an_endpoint_off_the_pin_fails_the_check_as_a_whole(
     assert [(entry.verdict, entry.error) for entry in result.references] == [
         (Verdict.UNCHECKED, "configuration_error")
     ]
+
+
+def test_cancelling_cuts_a_request_in_flight_on_the_real_transport() -> None:
+    # A loopback server that reads the request and never answers, under a stream
+    # that ignores timeouts: only the check's cancellation (through the request's
+    # watchdog) can end the exchange before the server gives up after 10 s.
+    from test_transport import LoopbackBackend, LoopbackServer
+
+    server = LoopbackServer("stall")
+    try:
+        backend = LoopbackBackend(server.port, ignore_timeouts=True)
+        client = OpenAlexClient(api_key=SECRET_KEY, network_backend=backend)
+        result = client.check_references(
+            parse_references("10.1038/35002501"), cancelled=lambda: bool(server.requests)
+        )
+    finally:
+        server.close()
+    (entry,) = result.references
+    assert (entry.verdict, entry.error) == (Verdict.UNCHECKED, "deadline_exceeded")
+    (attempt,) = result.attempts
+    assert attempt.observation.attempt is not None
+    assert attempt.observation.attempt.error_type == "timeout"
+
+
+def test_an_arxiv_id_is_looked_up_as_its_doi(clock: FakeClock) -> None:
+    authors = (
+        "Roberts, J. C. and Mearman, J. and Butcher, P. and Al-Maneea, H. M. A. and Ritsos, P. D."
+    )
+    text = bib("r", author=authors, title=ROBERTS_TITLE, year=2021, eprint="2108.04680")
+    result, requests = check(text, clock)
+    assert [request.url.params["filter"] for request in requests] == [
+        "doi:10.48550/arxiv.2108.04680"
+    ]
+    (entry,) = result.references
+    assert verdict_of(entry) == (Verdict.VERIFIED, ())
+    assert entry.work is not None
+    assert entry.work.openalex_id == "W3188841554"
+
+
+def test_two_works_with_one_title_and_nothing_to_tell_them_apart_are_ambiguous(
+    clock: FakeClock,
+) -> None:
+    def work(number: int, name: str) -> dict[str, Any]:
+        return {
+            "id": f"https://openalex.org/W{number}",
+            "title": "Editorial introduction to the special issue",
+            "publication_year": 2019,
+            "authorships": [{"author": {"display_name": name}}],
+            "type": "editorial",
+        }
+
+    works = [work(1, "Ada Lovelace"), work(2, "Charles Babbage")]
+    entry = one(bib("e", title="Editorial: introduction to the special issue"), clock, works=works)
+    assert verdict_of(entry) == (Verdict.AMBIGUOUS, ())
+    assert entry.work is None
+    named = one(
+        bib("e", author="Babbage, C.", title="Editorial introduction to the special issue"),
+        clock,
+        works=works,
+    )
+    assert verdict_of(named) == (Verdict.VERIFIED, ())
+    assert named.work is not None
+    assert named.work.openalex_id == "W2"

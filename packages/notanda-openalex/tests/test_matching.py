@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -94,6 +95,11 @@ def test_titles_that_agree(ours: str, theirs: str) -> None:
         ("Deep residual learning", "Deep recurrent learning"),
         ("Results of 2018", "Results of 2019"),
         ("Planck results", "Planck 2018 results: cosmology"),
+        # Two real titles merged into one: the reference adds a subtitle.
+        (
+            "Biodiversity hotspots for conservation priorities: initial sequencing of the genome",
+            "Biodiversity hotspots for conservation priorities",
+        ),
         (
             "Biodiversity hotspots for conservation planning",
             "Biodiversity hotspots for conservation priorities",
@@ -161,6 +167,17 @@ def test_author_lists_that_differ() -> None:
     )
 
 
+def test_a_work_without_authors_is_not_compared_on_authors() -> None:
+    # OpenAlex lists no author for many books and chapters ("Classical Electrodynamics", 2020).
+    book = synthetic(1, "Classical Electrodynamics", [], year=2020)
+    assert compare(ref(authors=names("Jackson")), book, current_year=YEAR) == ()
+
+
+def test_html_entities_in_an_openalex_title_do_not_count() -> None:
+    assert titles_agree("Rock & roll: a history", "Rock &amp; Roll: A History")
+    assert titles_agree("CO2 and climate", "CO<sub>2</sub> and climate")
+
+
 def test_provider_truncated_author_list_is_not_a_difference() -> None:
     record = {
         "id": "https://openalex.org/W9",
@@ -202,6 +219,10 @@ def test_year_differs_when_wrong_or_in_the_future() -> None:
         ("Proc. Natl. Acad. Sci. U.S.A.", "Proceedings of the National Academy of Sciences"),
         ("The Lancet", "Lancet"),
         ("arXiv preprint arXiv:2108.04680", "arXiv (Cornell University)"),
+        ("CoRR", "arXiv (Cornell University)"),
+        ("Computer Vision - ECCV 2018", "Lecture notes in computer science"),
+        ("Handbook of Climate Change", "Springer eBooks"),
+        ("Journal of Structural Geology", "DOAJ (DOAJ: Directory of Open Access Journals)"),
     ],
 )
 def test_venues_that_are_no_clear_disagreement(ours: str, theirs: str) -> None:
@@ -284,3 +305,58 @@ def test_near_miss_title_needs_agreeing_authors() -> None:
         current_year=YEAR,
     )
     assert chimeric.verdict is Verdict.NOT_FOUND
+
+
+# ------------------------------------------- every real work in the fixtures
+
+
+def _fixture_works() -> list[Work]:
+    from conftest import FIXTURES_DIR
+
+    works = []
+    for path in sorted(FIXTURES_DIR.glob("*.json")):
+        data = fixture_json(path.name)
+        records = data.get("results", [data] if "id" in data else [])
+        for record in records:
+            built = normalize_work(record, SecretScrubber(()))
+            if built is not None and built.title:
+                works.append(built)
+    return works
+
+
+def _as_reference(target: Work) -> Reference:
+    """The reference a careful author writes for *target*: family names only."""
+    authors = tuple(
+        ReferenceAuthor(text=author.name, family=author.name.split()[-1])
+        for author in target.authors
+        if author.name
+    )
+    return ref(
+        title=target.title,
+        authors=authors,
+        authors_truncated=(target.authors_total or 0) > len(authors),
+        year=target.publication_year,
+        venue=target.venue,
+        doi=target.doi,
+    )
+
+
+@requires_fixtures
+def test_every_real_work_verifies_against_itself_and_one_change_is_caught() -> None:
+    works = _fixture_works()
+    assert len(works) > 100
+    for target in works:
+        reference = _as_reference(target)
+        decision = decide(reference, [target], current_year=YEAR)
+        assert (decision.verdict, decision.differs) == (Verdict.VERIFIED, ()), target.openalex_id
+        words = (target.title or "").split()
+        if len(words) >= 4:
+            words[len(words) // 2] = "xylophone"
+            changed = replace(reference, title=" ".join(words))
+            assert ReferenceField.TITLE in compare(changed, target, current_year=YEAR)
+        if target.publication_year is not None:
+            later = replace(reference, year=target.publication_year + 1)
+            assert compare(later, target, current_year=YEAR) == (ReferenceField.YEAR,)
+        if len(reference.authors) >= 2 and not reference.authors_truncated:
+            shorter = replace(reference, authors=reference.authors[:-1])
+            assert compare(shorter, target, current_year=YEAR) == (ReferenceField.AUTHORS,)

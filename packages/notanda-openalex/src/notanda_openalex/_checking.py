@@ -208,8 +208,8 @@ class _State:
     """The coordinator's view of a running check (touched by its thread only)."""
 
     decided: dict[int, CheckedReference] = field(default_factory=dict)
-    #: Per reference: the task whose body holds its work, and the work.
-    matched: dict[int, tuple[_Task, Decision, Work]] = field(default_factory=dict)
+    #: Per matched reference: the task whose body holds its work.
+    matched: dict[int, _Task] = field(default_factory=dict)
     done: list[_Task] = field(default_factory=list)
 
 
@@ -387,7 +387,7 @@ class CheckRun:
             )
 
     def _matched(self, position: int, task: _Task, decision: Decision, work: Work) -> None:
-        self._state.matched[position] = (task, decision, work)
+        self._state.matched[position] = task
         reference = self._references[position]
         # The observation index is set at assembly, once the attempt order is known.
         self._decide(
@@ -504,7 +504,7 @@ class CheckRun:
                 )
             matched = self._state.matched.get(position)
             if matched is not None:
-                entry = replace(entry, observation=index_of[id(matched[0])])
+                entry = replace(entry, observation=index_of[id(matched)])
             entries.append(entry)
         return ReferenceCheck(references=tuple(entries), attempts=attempts)
 

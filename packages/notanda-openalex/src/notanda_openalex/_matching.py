@@ -10,6 +10,7 @@ current year is an argument. Every rule and threshold here is written down in
 from __future__ import annotations
 
 import functools
+import html
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -110,6 +111,7 @@ _VENUE_GENERIC = frozenset(
 #: naming one of these is a preprint, one naming none is not.
 _PREPRINT_SERVERS = (
     ("arxiv",),
+    ("corr",),
     ("biorxiv",),
     ("medrxiv",),
     ("chemrxiv",),
@@ -120,13 +122,26 @@ _PREPRINT_SERVERS = (
     ("eartharxiv",),
     ("ssrn",),
     ("research", "square"),
+    ("osf", "preprints"),
     ("preprints", "org"),
     ("preprints",),
-    ("osf", "preprints"),
     ("techrxiv",),
     ("authorea",),
-    ("zenodo",),
-    ("hal",),
+)
+#: Two names of one server: DBLP calls arXiv "CoRR".
+_SAME_SERVER = {("corr",): ("arxiv",), ("preprints", "org"): ("preprints",)}
+#: OpenAlex "venues" that are a publisher's collection, a book series or an
+#: index rather than the journal or conference a reference names: not compared.
+_NOT_A_VENUE = (
+    ("ebooks",),
+    ("lecture", "notes"),
+    ("doaj",),
+    ("pubmed",),
+    ("europe", "pmc"),
+    ("citeseerx",),
+    ("citeseer", "x"),
+    ("semantic", "scholar"),
+    ("osti", "oai"),
 )
 #: Venues known by a short name that is not the initials of the long one.
 _VENUE_ALIASES: tuple[tuple[str, ...], ...] = (
@@ -156,6 +171,8 @@ _VENUE_ALIASES: tuple[tuple[str, ...], ...] = (
 _VENUE_SUFFIXES = (("u", "s", "a"), ("usa",))
 
 _HTML_TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?/?>")
+#: A boundary between a letter and a digit: ``CO2`` and ``CO<sub>2</sub>`` read alike.
+_LETTER_DIGIT = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
 _NUMBER = re.compile(r"^[0-9]+(?:st|nd|rd|th)?$")
 
 
@@ -163,13 +180,14 @@ _NUMBER = re.compile(r"^[0-9]+(?:st|nd|rd|th)?$")
 def normalize_text(text: str) -> str:
     """Return *text* folded for comparison.
 
-    Unicode NFKC, HTML tags removed (OpenAlex titles carry ``<i>`` and
+    Unicode NFKC, HTML entities decoded and tags removed (OpenAlex titles carry ``<i>`` and
     ``<sup>``), case folded, diacritics removed (NFKD without combining
     marks), ``&`` read as ``and``, every character that is not a letter or a
     digit turned into a space (so punctuation and subtitle separators do not
-    count), whitespace collapsed.
+    count), a space put between a letter and a digit that touch (``CO2`` is
+    ``co 2``, as ``CO<sub>2</sub>`` is), whitespace collapsed.
     """
-    text = _HTML_TAG.sub(" ", unicodedata.normalize("NFKC", text)).casefold()
+    text = _HTML_TAG.sub(" ", html.unescape(unicodedata.normalize("NFKC", text))).casefold()
     text = "".join(
         char
         for char in unicodedata.normalize("NFKD", text.replace("&", " and "))
@@ -177,7 +195,7 @@ def normalize_text(text: str) -> str:
     )
     text = text.replace("ß", "ss").replace("ø", "o").replace("đ", "d").replace("ł", "l")
     kept = "".join(char if char.isalnum() else " " for char in text)
-    return " ".join(kept.split())
+    return " ".join(_LETTER_DIGIT.sub(" ", kept).split())
 
 
 def _main_title(title: str) -> str | None:
@@ -220,16 +238,19 @@ def titles_agree(reference_title: str, work_title: str) -> bool:
 
     Equal after :func:`normalize_text`, or differing only by words in
     ``_TITLE_STOPWORDS`` added or dropped and by spelling variants (two words
-    scoring at least :data:`SPELLING_VARIANT_SCORE`, neither a number), or one
-    side is the other's main title (the part before a subtitle separator, at
-    least three words): a reference may leave the subtitle out.
+    scoring at least :data:`SPELLING_VARIANT_SCORE`, neither a number), or the
+    reference's title is the work's main title (the part before a subtitle
+    separator, at least three words): a reference may leave the subtitle out,
+    but not add one.
     """
     ours, theirs = normalize_text(reference_title), normalize_text(work_title)
     if ours == theirs:
         return True
     if _words_agree(ours.split(), theirs.split()):
         return True
-    return ours == _main_title(work_title) or theirs == _main_title(reference_title)
+    # Only the reference may leave a subtitle out: a reference that adds one
+    # to a real title may be two titles merged into one.
+    return ours == _main_title(work_title)
 
 
 def title_query(title: str) -> str | None:
@@ -285,10 +306,12 @@ def authors_agree(reference: Reference, work: Work) -> bool:
     (as far as the work lists names). Without ``et al.`` the lists must be
     as long as each other (``authors_total``); with it, the reference may be
     shorter, never longer. When OpenAlex cut the list itself, a longer
-    reference list is not a difference.
+    reference list is not a difference; when it lists no author at all,
+    there is nothing to compare.
     """
     names = reference.authors
-    if not names:
+    if not names or not work.authors:
+        # OpenAlex lists no author for many books, chapters and reports.
         return True
     for family, author in zip(
         (name.family for name in names), (author.name for author in work.authors), strict=False
@@ -328,7 +351,7 @@ def _abbreviates_word(short: str, long: str) -> bool:
 def _preprint_server(tokens: tuple[str, ...]) -> tuple[str, ...] | None:
     for server in _PREPRINT_SERVERS:
         if _contains(tokens, server):
-            return server
+            return _SAME_SERVER.get(server, server)
     return None
 
 
@@ -356,9 +379,12 @@ def _initials(short: tuple[str, ...], full: tuple[str, ...]) -> bool:
 def venues_disagree(reference_venue: str, work_venue: str) -> bool:
     """Whether two venue names clearly name different venues.
 
-    A preprint server against anything that is not one (or another server)
-    is a disagreement. Otherwise the names agree (and nothing is listed) when,
-    after normalization without stopwords and numbers: they are equal; they
+    An OpenAlex venue that is a collection, a book series or an index
+    (``Springer eBooks``, ``Lecture Notes in Computer Science``, ``DOAJ``,
+    ``PubMed``...) is not compared. A preprint server against anything that
+    is not one (or against another server) is a disagreement. Otherwise the
+    names agree (and nothing is listed) when, after normalization without
+    stopwords and numbers: they are equal; they
     are equal without generic words (``proceedings``, ``conference``...);
     one is a word-by-word abbreviation of the other; one is the initials of
     the other; both belong to the same known alias group (``NeurIPS``); one
@@ -366,7 +392,7 @@ def venues_disagree(reference_venue: str, work_venue: str) -> bool:
     they score at least :data:`VENUE_FUZZY_SCORE`. Anything else disagrees.
     """
     ours, theirs = _venue_tokens(reference_venue), _venue_tokens(work_venue)
-    if not ours or not theirs:
+    if not ours or not theirs or any(_contains(theirs, name) for name in _NOT_A_VENUE):
         return False
     our_server, their_server = _preprint_server(ours), _preprint_server(theirs)
     if our_server is not None or their_server is not None:
