@@ -199,16 +199,13 @@ def main(
     except _Usage as exc:
         print(f"notanda-mcp check-references: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    from ._service import EvidenceService
+    from ._service import Caller, EvidenceService
 
     service = EvidenceService(root, transport=transport, env=env)
     progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
     try:
         reply = service.check(
-            {"references": text, "format": args.format},
-            client=None,
-            protocol_version=None,
-            on_progress=progress,
+            {"references": text, "format": args.format}, Caller(), on_progress=progress
         )
     finally:
         if progress is not None:

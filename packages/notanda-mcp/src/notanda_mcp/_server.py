@@ -26,6 +26,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -47,7 +48,7 @@ from ._schemas import (
     resolve_toolsets,
     tool_names,
 )
-from ._service import CHECK_CONCURRENCY, CHECK_DEADLINE_S, EvidenceService, Reply
+from ._service import CHECK_CONCURRENCY, CHECK_DEADLINE_S, Caller, EvidenceService, Reply
 from ._stdin import MAX_LINE_BYTES, LineTooLong, StoppableStdin
 from ._version import __version__
 
@@ -306,29 +307,23 @@ class NotandaServer:
         cancelled = threading.Event()
         created: list[str] = []
         sealed: list[str] = []
-        common: dict[str, Any] = {
-            "client": _client_identity(ctx),
-            "protocol_version": ctx.protocol_version,
-            "on_record": created.append,
-            "on_sealed": sealed.append,
-        }
+        caller = Caller(
+            client=_client_identity(ctx),
+            protocol_version=ctx.protocol_version,
+            cancelled=lambda: cancelled.is_set() or requested(),
+            on_record=created.append,
+            on_sealed=sealed.append,
+        )
         if params.name == CHECK_REFERENCES:
-            # A check stops early when its client cancels or the server shuts
-            # down, so that it seals within the grace instead of being abandoned.
+            # A check also stops early when the server shuts down, so that it
+            # seals within the grace instead of being abandoned.
+            stopping = caller.cancelled
+            caller = replace(caller, cancelled=lambda: stopping() or self.calls.closing)
             work = partial(
-                self.service.check,
-                arguments,
-                cancelled=lambda: cancelled.is_set() or requested() or self.calls.closing,
-                on_progress=_progress_reporter(ctx),
-                **common,
+                self.service.check, arguments, caller, on_progress=_progress_reporter(ctx)
             )
         else:
-            work = partial(
-                self.service.search,
-                arguments,
-                cancelled=lambda: cancelled.is_set() or requested(),
-                **common,
-            )
+            work = partial(self.service.search, arguments, caller)
         async with anyio.create_task_group() as watchers:
             watchers.start_soon(_watch_cancellation, cancelled, self.calls)
             reply = await self._run(work, created, sealed)

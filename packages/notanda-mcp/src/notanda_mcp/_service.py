@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CHECK_DEADLINE_S",
     "NOTICE",
+    "Caller",
     "SEARCH_DEADLINE_S",
     "EvidenceService",
     "Reply",
@@ -66,6 +67,28 @@ CHECK_DEADLINE_S = 60.0
 CHECK_CONCURRENCY = 4
 #: Searches that may run at once in one process; later ones wait for a slot.
 DEFAULT_SEARCH_SLOTS = 2
+
+
+def _never() -> bool:
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who asked for a recorded call, and how the MCP layer follows it.
+
+    ``client`` and ``protocol_version`` go into ``request.json``; ``cancelled``
+    says whether the client gave up (the record is then marked, and a check
+    stops starting requests); ``on_record`` is told the evidence ID as soon as
+    the record exists, and ``on_sealed`` the receipt as soon as it is sealed,
+    so that a caller who stops waiting can still name the record it left.
+    """
+
+    client: dict[str, str] | None = None
+    protocol_version: str | None = None
+    cancelled: Callable[[], bool] = _never
+    on_record: Callable[[str], None] | None = None
+    on_sealed: Callable[[str], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,22 +241,8 @@ class EvidenceService:
 
     # ---------------------------------------------------------------- search
 
-    def search(
-        self,
-        arguments: Mapping[str, Any],
-        *,
-        client: dict[str, str] | None,
-        protocol_version: str | None,
-        cancelled: Callable[[], bool] = lambda: False,
-        on_record: Callable[[str], None] | None = None,
-        on_sealed: Callable[[str], None] | None = None,
-    ) -> Reply:
-        """Run one search into a new record; see the module docstring for the order.
-
-        *on_record* is told the evidence ID as soon as the record exists, and
-        *on_sealed* the receipt as soon as it is sealed, so that a caller who
-        stops waiting can still name the record it left and say it is sealed.
-        """
+    def search(self, arguments: Mapping[str, Any], caller: Caller) -> Reply:
+        """Run one search into a new record; see the module docstring for the order."""
         from notanda_openalex import SearchInputError, prepare_search, supplied_record
 
         started = time.monotonic()
@@ -274,30 +283,22 @@ class EvidenceService:
             "search_literature",
             fields,
             answer,
+            caller,
             kind="search",
-            client=client,
-            protocol_version=protocol_version,
-            cancelled=cancelled,
-            on_record=on_record,
-            on_sealed=on_sealed,
         )
 
     def check(
         self,
         arguments: Mapping[str, Any],
+        caller: Caller,
         *,
-        client: dict[str, str] | None,
-        protocol_version: str | None,
-        cancelled: Callable[[], bool] = lambda: False,
-        on_record: Callable[[str], None] | None = None,
-        on_sealed: Callable[[str], None] | None = None,
         on_progress: Callable[[int, int], None] | None = None,
     ) -> Reply:
         """Check a bibliography into a new record: the same stages as :meth:`search`.
 
         The text is read (``parse_references``) before the record exists; a
         refusal (too large, empty, an unknown format) is still recorded, with
-        nothing sent. *cancelled* stops the check early (no new request; the
+        nothing sent. ``caller.cancelled`` stops the check early (no new request; the
         references not reached are ``unchecked``), and the record is sealed
         regardless. *on_progress* gets ``(decided, total)`` as references are
         decided.
@@ -350,7 +351,7 @@ class EvidenceService:
                     deadline_s=left,
                     too_deep=_body_too_deep,
                     on_progress=on_progress,
-                    cancelled=cancelled,
+                    cancelled=caller.cancelled,
                 ),
             )
             return _from_check(evidence_id, result, checked)
@@ -359,13 +360,9 @@ class EvidenceService:
             "check_references",
             fields,
             answer,
+            caller,
             kind="check",
             by_name=False,
-            client=client,
-            protocol_version=protocol_version,
-            cancelled=cancelled,
-            on_record=on_record,
-            on_sealed=on_sealed,
         )
 
     def _record_call(
@@ -373,13 +370,9 @@ class EvidenceService:
         tool: str,
         fields: Mapping[str, Any],
         answer: Callable[[OpenAlexClient, str], tuple[dict[str, Any], dict[str, Any]]],
+        caller: Caller,
         *,
         kind: str,
-        client: dict[str, str] | None,
-        protocol_version: str | None,
-        cancelled: Callable[[], bool],
-        on_record: Callable[[str], None] | None,
-        on_sealed: Callable[[str], None] | None,
         by_name: bool = True,
     ) -> Reply:
         """The stages every recorded tool shares: create, request, answer, seal, log, reply.
@@ -400,13 +393,13 @@ class EvidenceService:
             LOGGER.error(f"{kind} rejected before a record: %s", exc.reason.value)
             return _storage_failure(exc, None)
         evidence_id = writer.evidence_id
-        if on_record is not None:
-            on_record(evidence_id)
+        if caller.on_record is not None:
+            caller.on_record(evidence_id)
         record = {
-            "client": client,
+            "client": caller.client,
             **fields,
             "evidence_id": evidence_id,
-            "protocol_version": protocol_version,
+            "protocol_version": caller.protocol_version,
             "provider": "openalex",
             "provider_mode": self.provider_mode,
             "requested_at": _timestamp(),
@@ -417,20 +410,20 @@ class EvidenceService:
         try:
             writer.write_request(redact(record))
             provider, response = answer(openalex, evidence_id)
-            if cancelled():
+            if caller.cancelled():
                 response["cancelled"] = True
             writer.write_provider(provider)
             # The same rule as request.json: the effective query is the
             # caller's text, which may hold the key or the contact e-mail.
             stored = writer.write_response(redact(response))
             seal = writer.seal()
-            if on_sealed is not None:
-                on_sealed(seal.receipt)
+            if caller.on_sealed is not None:
+                caller.on_sealed(seal.receipt)
         except EvidenceStorageError as exc:
             LOGGER.error(f"{kind} %s failed before sealing: %s", evidence_id, exc.reason.value)
             writer.close()
             return _storage_failure(exc, evidence_id)
-        return self._log_and_reply(log, writer, seal.receipt, stored, cancelled(), kind=kind)
+        return self._log_and_reply(log, writer, seal.receipt, stored, caller.cancelled(), kind=kind)
 
     def _in_slot(
         self,
