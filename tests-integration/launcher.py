@@ -22,7 +22,12 @@ provider is an in-process httpx transport chosen on the command line and
 * ``--hold-file FILE`` makes the provider create ``FILE.entered``, then wait
   (up to 60 s) until FILE exists: a slow search the test releases;
 * ``--provider-log FILE`` appends one line per provider call (to prove none was made);
-* ``--fsize BYTES`` sets ``RLIMIT_FSIZE`` before serving (writes then fail with EFBIG).
+* ``--fsize BYTES`` sets ``RLIMIT_FSIZE`` before serving (writes then fail with EFBIG);
+* ``--provider bibliography`` answers a reference check's DOI batches and title
+  lookups from the works of the ``--fixture`` page (the notanda-mcp tests'
+  ``fake_openalex.bibliography``); ``--toolsets`` is the server's;
+* ``launcher.py check-references ARGS...`` runs ``notanda-mcp check-references
+  ARGS`` through its seam with that provider instead of serving.
 
 The key comes from a fixed test value unless ``--config env``, in which case
 the process environment is the configuration (``HARVESTER_OPENALEX_API_KEY``
@@ -172,8 +177,19 @@ def _echo_response(request: Any) -> Any:
     return httpx.Response(200, headers=headers, content=json.dumps(page).encode())
 
 
+def _bibliography(fixture: str) -> Any:
+    """The notanda-mcp tests' catalogue responder over a real page's works."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "packages/notanda-mcp/tests"))
+    from fake_openalex import bibliography
+
+    return bibliography(json.loads(_fixture_bytes(fixture))["results"])
+
+
 def _transport(args: argparse.Namespace, killer: _Killer) -> Any:
     import httpx
+
+    if args.provider == "bibliography":
+        return httpx.MockTransport(_bibliography(args.fixture))
 
     canned = _fixture_bytes(args.fixture) if args.provider == "canned" else b""
 
@@ -217,7 +233,9 @@ def main() -> int:
     """Parse the options, build the server through ``build_server`` and serve on stdio."""
     parser = argparse.ArgumentParser(prog="launcher.py")
     parser.add_argument("--evidence-dir", required=True)
-    parser.add_argument("--provider", choices=["canned", "echo", "surrogate"], default="canned")
+    parser.add_argument(
+        "--provider", choices=["canned", "echo", "surrogate", "bibliography"], default="canned"
+    )
     parser.add_argument(
         "--fixture", default="works_list_2025-05_sample-5_chinese-korean-titles.json"
     )
@@ -231,6 +249,9 @@ def main() -> int:
     parser.add_argument("--config", choices=["fixed", "env"], default="fixed")
     parser.add_argument("--log-level", default="warning")
     parser.add_argument("--search-slots", type=int, default=2)
+    parser.add_argument("--toolsets", default="search")
+    if sys.argv[1:2] == ["check-references"]:
+        return _check_references(sys.argv[2:])
     args = parser.parse_args()
 
     from notanda_mcp._logging import configure_logging
@@ -251,9 +272,23 @@ def main() -> int:
         config=config,
         on_stage=killer if args.kill_at else None,
         search_slots=args.search_slots,
+        toolsets=args.toolsets.split(","),
     )
     server.run()
     return 0
+
+
+def _check_references(argv: list[str]) -> int:
+    """``notanda-mcp check-references`` with the bibliography provider and the fixed key."""
+    _guard_installed()
+    from notanda_mcp._check_cli import main as check_references
+
+    fixture = os.environ.get("NOTANDA_IT_FIXTURE", "")
+    return check_references(
+        argv,
+        transport=__import__("httpx").MockTransport(_bibliography(fixture)),
+        env={"HARVESTER_OPENALEX_API_KEY": DEFAULT_KEY},
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -162,6 +163,57 @@ def key_echo() -> Responder:
     return respond
 
 
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.casefold()))
+
+
+def catalogue_works() -> list[dict[str, Any]]:
+    """A small catalogue for reference checks: three works with real-looking metadata."""
+    people = (["Ada Lovelace", "Charles Babbage"], ["Emmy Noether"], ["Alan Turing"])
+    titles = (
+        "Sketch of the analytical engine",
+        "Invariant variation problems",
+        "On computable numbers, with an application to the Entscheidungsproblem",
+    )
+    return [
+        synthetic_work(
+            number,
+            title=title,
+            display_name=title,
+            authorships=[{"author": {"display_name": name, "orcid": None}} for name in names],
+        )
+        for number, (title, names) in enumerate(zip(titles, people, strict=True), start=1)
+    ]
+
+
+def bibliography(works: list[dict[str, Any]] | None = None) -> Responder:
+    """OpenAlex's two kinds of check request over a catalogue of works.
+
+    ``filter=doi:A|B|...`` returns the works with those DOIs; ``filter=title.search:Q``
+    (or ``search=Q``) the works whose title holds every word of Q. Anything else is a 400.
+    """
+    catalogue = catalogue_works() if works is None else works
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        params = request.url.params
+        wanted = params.get("filter", "")
+        if wanted.startswith("doi:"):
+            dois = {doi.lower() for doi in wanted.removeprefix("doi:").split("|")}
+            found = [
+                w
+                for w in catalogue
+                if (w.get("doi") or "").removeprefix("https://doi.org/") in dois
+            ]
+        elif wanted.startswith("title.search:") or "search" in params:
+            words = _words(wanted.removeprefix("title.search:") or params.get("search", ""))
+            found = [w for w in catalogue if words and words <= _words(w.get("title") or "")]
+        else:
+            return json_response({"error": "unsupported request"}, 400)
+        return json_response(page_body(found[: per_page(request)]))
+
+    return respond
+
+
 class FakeOpenAlex:
     """A MockTransport handler: optional delay, then the responder; every request recorded."""
 
@@ -188,6 +240,7 @@ def responder_by_name(name: str) -> Responder:
         return fixture_page(name.removeprefix("fixture:"))
     return {
         "page": works_page,
+        "bibliography": bibliography,
         "echo": key_echo,
         "surrogate": lone_surrogate_page,
         "hostile": hostile_text_page,

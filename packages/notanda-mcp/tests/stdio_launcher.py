@@ -1,7 +1,7 @@
 """Serve the real server on stdio through the documented seam, with a fake OpenAlex.
 
 ``python stdio_launcher.py --evidence-dir DIR [--provider NAME] [--delay S]
-[--log-level LEVEL] [--search-slots N] [--tamper-after-seal]``
+[--log-level LEVEL] [--search-slots N] [--toolsets LIST] [--tamper-after-seal]``
 
 It does what ``notanda-mcp`` does (logging first, then ``build_server(...).run()``)
 except that the provider is an in-process ``httpx.MockTransport``. The
@@ -43,6 +43,7 @@ def main() -> int:
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--log-level", default="warning")
     parser.add_argument("--search-slots", type=int, default=2)
+    parser.add_argument("--toolsets", default="search")
     parser.add_argument("--tamper-after-seal", action="store_true")
     args = parser.parse_args()
 
@@ -59,6 +60,7 @@ def main() -> int:
         config=dict(os.environ),
         on_stage=_tamper(root) if args.tamper_after_seal else None,
         search_slots=args.search_slots,
+        toolsets=args.toolsets.split(","),
     ).run()
     return 0
 

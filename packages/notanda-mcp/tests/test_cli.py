@@ -111,6 +111,23 @@ def test_search_slots_below_one_is_a_usage_error(tmp_path: Path) -> None:
     assert "search-slots" in _one_line(done.stderr)
 
 
+@pytest.mark.parametrize("toolsets", ["", "search,", "search,,references", "bogus", "Search"])
+def test_an_empty_or_unknown_toolset_is_a_usage_error(tmp_path: Path, toolsets: str) -> None:
+    done = _server("--evidence-dir", str(tmp_path), "--toolsets", toolsets)
+    assert done.returncode == 2
+    line = _one_line(done.stderr)
+    assert "--toolsets" in line
+    assert "search,references" in line  # the remedy shows a valid value
+    assert_usage_error_has_a_remedy("notanda-mcp", done.stderr)
+
+
+@pytest.mark.parametrize("toolsets", ["references", " references , search ", "search,search"])
+def test_valid_toolsets_start_the_server(tmp_path: Path, toolsets: str) -> None:
+    env = {**clean_env(), "HARVESTER_OPENALEX_API_KEY": KEY}
+    done = _server("--evidence-dir", str(tmp_path), "--toolsets", toolsets, env=env)
+    assert done.returncode == 0, done.stderr  # stdin was empty: served until EOF
+
+
 @pytest.mark.parametrize(
     ("args", "prog"),
     [
@@ -346,10 +363,12 @@ def test_client_exit_1_when_the_tool_answers_an_error(
         ["--evidence-dir", "/abs", "--query", "x", "--limit", "five"],
         ["--evidence-dir", "/abs", "--query", "x", "--protocol", "1999-01-01"],
         ["--evidence-dir", "/abs", "--query", "x", "--server-command", " "],
+        ["--evidence-dir", "/abs", "--query", "x", "--toolsets", "search,bogus"],
+        ["--evidence-dir", "/abs", "--query", "x", "--toolsets", ""],
     ],
     ids=[
         "relative", "receipt-without-id", "no-action", "both-actions", "bad-limit", "bad-era",
-        "empty-server-command",
+        "empty-server-command", "unknown-toolset", "empty-toolsets",
     ],
 )  # fmt: skip
 def test_client_usage_errors_exit_2_with_a_remedy(argv: list[str]) -> None:
@@ -422,6 +441,43 @@ def test_client_exit_3_when_the_server_cannot_be_used(
     assert done.stdout == ""
     assert "could not complete the call" in done.stderr
     assert record_ids(root) == []
+
+
+@pytest.mark.usefixtures("client_env")
+@pytest.mark.parametrize(
+    ("server_toolsets", "client_toolsets", "code"),
+    [
+        ("search,references", "references", 0),
+        ("search", "search,references", 3),
+        ("search,references", "search", 3),
+    ],
+    ids=["same", "server-offers-fewer", "server-offers-more"],
+)
+def test_client_expects_exactly_the_tools_of_its_toolsets(
+    evidence_root: Path,
+    capsys: pytest.CaptureFixture[str],
+    server_toolsets: str,
+    client_toolsets: str,
+    code: int,
+) -> None:
+    command = _launcher(evidence_root, "--toolsets", server_toolsets)
+    got, answer, err = _client_main(
+        capsys, "--evidence-dir", str(evidence_root), "--server-command", command,
+        "--toolsets", client_toolsets, "--query", "toolsets", "--limit", "1",
+    )  # fmt: skip
+    assert got == code, err
+    if code == 3:
+        assert "not ['" in err
+        assert answer is None
+
+
+def test_client_passes_its_toolsets_to_the_server_it_starts() -> None:
+    args = _client._parser().parse_args(
+        ["--evidence-dir", "/abs", "--query", "x", "--toolsets", "references"]
+    )
+    args.toolsets = _client.parse_toolsets(args.toolsets)
+    params = _client._server_parameters(args)
+    assert params.args[-2:] == ["--toolsets", "search,references"]
 
 
 @pytest.mark.usefixtures("client_env")

@@ -193,8 +193,8 @@ def test_adopt_waits_out_every_search_the_server_may_still_be_writing() -> None:
     # in notanda_evidence._collection's __all__, not re-exported at the top.)
     from notanda_evidence._collection import INCOMPLETE_MIN_AGE_S
     from notanda_mcp._server import SHUTDOWN_GRACE_S
-    from notanda_mcp._service import SEARCH_DEADLINE_S
+    from notanda_mcp._service import CHECK_DEADLINE_S, SEARCH_DEADLINE_S
 
-    # Every tool's deadline; a tool with a longer one (a reference check's) joins here.
-    tool_deadlines_s = (SEARCH_DEADLINE_S,)
+    # Every tool's deadline: a reference check's is the longest.
+    tool_deadlines_s = (SEARCH_DEADLINE_S, CHECK_DEADLINE_S)
     assert max(tool_deadlines_s) + SHUTDOWN_GRACE_S <= INCOMPLETE_MIN_AGE_S

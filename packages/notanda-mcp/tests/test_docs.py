@@ -9,6 +9,7 @@ import pytest
 from conftest import REPO_ROOT, seal_record
 from notanda_evidence import EvidenceStore, verify_file
 from notanda_evidence import _cli as evidence_cli
+from notanda_mcp import _check_cli as check_cli
 from notanda_mcp import _cli as server_cli
 from notanda_mcp import _client as client_cli
 from notanda_mcp._schemas import TOOLS
@@ -99,6 +100,7 @@ def test_the_exit_code_table_matches_the_code(
     evidence = _constants(evidence_cli)
     server = _constants(server_cli)
     client = _constants(client_cli)
+    check = _constants(check_cli)
     assert set(documented) == {
         "notanda-evidence",
         "verify_file.py",
@@ -106,7 +108,9 @@ def test_the_exit_code_table_matches_the_code(
         "notanda-mcp doctor",
         "notanda-mcp demo",
         "notanda-mcp-client",
+        "notanda-mcp check-references",
     }
+    assert set(documented["notanda-mcp check-references"]) == set(check.values())
     assert set(documented["notanda-evidence"]) == set(evidence.values())
     assert set(documented["notanda-mcp"]) == {
         server["EXIT_OK"],
@@ -138,6 +142,11 @@ def test_the_exit_code_table_matches_the_code(
         ("notanda-mcp-client", client["EXIT_USAGE"]): "usage",
         ("notanda-mcp-client", client["EXIT_UNREACHABLE"]): "could not be started",
         ("notanda-mcp-client", client["EXIT_MISMATCH"]): "differs",
+        ("notanda-mcp check-references", check["EXIT_VERIFIED"]): "every reference verified",
+        ("notanda-mcp check-references", check["EXIT_FINDINGS"]): "metadata_mismatch",
+        ("notanda-mcp check-references", check["EXIT_USAGE"]): "usage",
+        ("notanda-mcp check-references", check["EXIT_UNCHECKED"]): "unchecked",
+        ("notanda-mcp check-references", check["EXIT_FAILED"]): "failed as a whole",
     }
     for (command, code), word in meanings.items():
         assert word in documented[command][code], (command, code)

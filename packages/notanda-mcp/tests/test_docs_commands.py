@@ -158,8 +158,8 @@ def _parser_for(program: str, arguments: list[str]) -> tuple[argparse.ArgumentPa
         return parser, arguments
     if arguments and not arguments[0].startswith("-"):
         # notanda-mcp dispatches its subcommands by the first word, each with
-        # a parser named after it (``_doctor_parser``).
-        make = getattr(server_cli, f"_{arguments[0]}_parser", None)
+        # a parser named after it (``_doctor_parser``, ``_check_references_parser``).
+        make = getattr(server_cli, f"_{arguments[0].replace('-', '_')}_parser", None)
         assert make is not None, f"notanda-mcp has no subcommand {arguments[0]!r}"
         return make(), arguments[1:]
     return server_cli._server_parser(), arguments

@@ -83,6 +83,58 @@ async def test_tools_list_publishes_exactly_the_two_definitions(
     assert annotations.destructive_hint is False
 
 
+@pytest.mark.parametrize(
+    ("toolsets", "expected"),
+    [
+        ((), ["get_evidence", "search_literature"]),
+        (("search",), ["get_evidence", "search_literature"]),
+        (("references",), ["check_references", "get_evidence", "search_literature"]),
+        (
+            ("references", "search", "references"),
+            ["check_references", "get_evidence", "search_literature"],
+        ),
+    ],
+    ids=["none", "search", "references-alone", "order-and-repeats"],
+)
+async def test_toolsets_choose_the_tools_and_search_is_always_offered(
+    evidence_root: Path, toolsets: tuple[str, ...], expected: list[str]
+) -> None:
+    server = make_server(evidence_root, toolsets=toolsets)
+    async with open_session(server, "legacy") as client:
+        tools = {t.name: t for t in (await client.list_tools(cache_mode="bypass")).tools}
+    assert sorted(tools) == expected
+    for name, tool in tools.items():
+        assert _wire(tool)["inputSchema"] == TOOLS[name]["inputSchema"]
+
+
+@pytest.mark.parametrize("toolsets", [("bogus",), ("search", "Search"), ("",)])
+def test_build_server_refuses_an_unknown_toolset(evidence_root: Path, toolsets: tuple[str]) -> None:
+    with pytest.raises(ValueError, match="unknown toolset"):
+        make_server(evidence_root, toolsets=toolsets)
+
+
+async def test_a_tool_outside_the_toolsets_is_unknown_and_leaves_no_record(
+    evidence_root: Path,
+) -> None:
+    provider = FakeOpenAlex()
+    server = make_server(evidence_root, provider)
+    async with open_session(server, "legacy") as client:
+        with pytest.raises(MCPError):
+            await client.session.call_tool("check_references", {"references": "10.1000/x"})
+    assert record_ids(evidence_root) == []
+    assert provider.requests == []
+
+
+def test_the_check_input_schema_leaves_size_and_format_to_the_server() -> None:
+    schema = TOOLS["check_references"]["inputSchema"]
+    assert schema["required"] == ["references"]
+    assert schema["additionalProperties"] is False
+    for name in ("references", "format"):
+        assert schema["properties"][name]["type"] == "string"
+        assert not {"maxLength", "minLength", "enum"} & set(schema["properties"][name])
+    assert schema["properties"]["format"]["default"] == "auto"
+
+
 def test_input_schemas_state_every_limit() -> None:
     search_input = TOOLS["search_literature"]["inputSchema"]
     assert search_input["required"] == ["query"]

@@ -22,9 +22,11 @@ from typing import Any
 from ._audit import check_head, parse_log
 from ._log import EntryType, Head, read_log
 from .verify_file import (
+    VERIFIED,
     Outcome,
     RecordResult,
     Severity,
+    is_check_record,
     is_evidence_id,
     record_ids,
     verify_record,
@@ -197,13 +199,12 @@ def collect_citations(
             allow_injected=allow_injected,
         )
         response, request = result.response or {}, result.request or {}
-        results = response.get("results")
-        if response.get("status") != "ok" or not isinstance(results, list):
+        if response.get("status") != "ok" or not isinstance(
+            response.get("references" if is_check_record(request) else "results"), list
+        ):
             raise CitationError("no_results", evidence_id, "the stored search returned no works")
         found = 0
-        for position, item in enumerate(results):
-            if not isinstance(item, dict):
-                continue
+        for position, item in _cited_works(request, response):
             complete = "openalex_id" in item
             work = dict(item) if complete else _legacy_block(item)
             if wanted and work.get("openalex_id") != wanted:
@@ -534,7 +535,7 @@ def find_doi(root: str | os.PathLike[str], doi: str) -> tuple[list[DoiMatch], li
             skipped.append(result)
             continue
         request = result.request or {}
-        for position, item in enumerate(_results(result.response)):
+        for position, item in _cited_works(request, result.response):
             value = item.get("doi")
             if isinstance(value, str) and normalize_doi(value) == wanted:
                 matches.append(
@@ -553,8 +554,28 @@ def find_doi(root: str | os.PathLike[str], doi: str) -> tuple[list[DoiMatch], li
     return matches, skipped
 
 
-def _results(response: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
+def _cited_works(
+    request: Mapping[str, Any], response: Mapping[str, Any]
+) -> Iterable[tuple[int, Mapping[str, Any]]]:
+    """The works a verified record vouches for, each with its position in the answer.
+
+    A search vouches for every work it returned (position in ``results``); a
+    reference check only for the works of its ``verified`` references
+    (position: the reference's ``index``), never for a work it matched with
+    differences or among several candidates.
+    """
+    if is_check_record(request):
+        references = response.get("references")
+        if not isinstance(references, list):
+            return []
+        return [
+            (position, entry["work"])
+            for position, entry in enumerate(references)
+            if isinstance(entry, dict)
+            and entry.get("verdict") == VERIFIED
+            and isinstance(entry.get("work"), dict)
+        ]
     results = response.get("results")
     if not isinstance(results, list):
         return []
-    return [item for item in results if isinstance(item, dict)]
+    return [(position, item) for position, item in enumerate(results) if isinstance(item, dict)]

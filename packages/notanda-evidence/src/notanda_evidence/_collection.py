@@ -74,9 +74,10 @@ MAX_PROOF_BYTES = 64 << 10
 
 #: ``adopt`` leaves alone incomplete records touched more recently than this:
 #: they may still be being written. It is notanda-mcp's longest tool deadline
-#: (a search's 20 s) plus its shutdown grace (2 s); a writer that outlives it
-#: has given up on the record. ``--min-age`` overrides it.
-INCOMPLETE_MIN_AGE_S = 22.0
+#: (a reference check's 60 s; a search's is 20 s) plus its shutdown grace
+#: (2 s); a writer that outlives it has given up on the record. ``--min-age``
+#: overrides it.
+INCOMPLETE_MIN_AGE_S = 62.0
 
 
 def _latest_entries(root: Path) -> dict[str, EntryType]:

@@ -59,10 +59,12 @@ if TYPE_CHECKING:
     from typing import TypeGuard
 
 __all__ = [
+    "CHECK_TOOL",
     "MANIFEST",
     "PAYLOADS",
     "RESERVED_DIR",
     "SCHEMA_VERSION",
+    "VERIFIED",
     "Code",
     "Finding",
     "Outcome",
@@ -70,6 +72,7 @@ __all__ = [
     "RootResult",
     "Severity",
     "canonical_bytes",
+    "is_check_record",
     "is_evidence_id",
     "json_depth_exceeds",
     "main",
@@ -119,6 +122,11 @@ MAX_PAYLOAD_BYTES = 64 << 20
 MAX_JSON_DEPTH = 64
 #: Largest receipts file read (over a million ``EVIDENCE_ID RECEIPT`` lines).
 MAX_RECEIPTS_BYTES = 128 << 20
+#: ``request.json``'s ``tool`` in a reference-check record (section 2.6 of the spec).
+CHECK_TOOL = "check_references"
+#: The verdict of a reference whose work a check record vouches for.
+VERIFIED = "verified"
+_WORK_URL_PREFIX = "https://openalex.org/"
 #: Version of the ``--json`` report layout (``docs/evidence-format.md``).
 REPORT_FORMAT_VERSION = 1
 VERIFIER_NAME = "notanda-evidence verify_file"
@@ -198,6 +206,8 @@ class Code(_StrEnum):
     RECEIPT_MALFORMED = "receipt.malformed"
     RECEIPT_MISMATCH = "receipt.mismatch"
     ROOT_STRAY_ENTRY = "root.stray_entry"
+    #: A check record names a work that the attempt it points to did not return.
+    OBSERVATION_WORK_MISSING = "observation.work_missing"
 
 
 _INCOMPLETE_CODES = frozenset({Code.RECORD_NO_MANIFEST})
@@ -898,7 +908,74 @@ def verify_record(
                 )
             response = stored
         request = parsed.get("request.json")
+        if full and request is not None and stored is not None:
+            findings.extend(_observation_findings(request, parsed.get("provider.json"), stored))
     return done()
+
+
+def is_check_record(request: Mapping[str, Any]) -> bool:
+    """Whether a parsed ``request.json`` belongs to a reference check."""
+    return request.get("tool") == CHECK_TOOL
+
+
+def _observed_ids(attempt: object) -> set[str]:
+    """The OpenAlex work IDs (``W…``) in one attempt's own ``observed_json``."""
+    body = attempt.get("observed_json") if isinstance(attempt, dict) else None
+    results = body.get("results") if isinstance(body, dict) else None
+    if not isinstance(results, list):
+        return set()
+    found = set()
+    for item in results:
+        value = item.get("id") if isinstance(item, dict) else None
+        if isinstance(value, str):
+            found.add(
+                value[len(_WORK_URL_PREFIX) :] if value.startswith(_WORK_URL_PREFIX) else value
+            )
+    return found
+
+
+def _observation_findings(
+    request: Mapping[str, Any], provider: Mapping[str, Any] | None, response: Mapping[str, Any]
+) -> list[Finding]:
+    """The check record's rule: every work it names is in the attempt it points to.
+
+    Applies to records whose request is a reference check and whose response is
+    ``ok``; a check that was refused or failed as a whole names no work.
+    """
+    if not is_check_record(request) or response.get("status") != "ok" or provider is None:
+        return []
+    references = response.get("references")
+    if not isinstance(references, list):
+        return [_error(Code.OBSERVATION_WORK_MISSING, "response.json", "references is not a list")]
+    attempts = provider.get("attempts")
+    attempts = attempts if isinstance(attempts, list) else []
+    seen: dict[int, set[str]] = {}
+    findings: list[Finding] = []
+    for position, entry in enumerate(references):
+        work = entry.get("work") if isinstance(entry, dict) else None
+        if work is None:
+            continue
+        observation = entry.get("observation")
+        openalex_id = work.get("openalex_id") if isinstance(work, dict) else None
+        problem = None
+        if not isinstance(openalex_id, str):
+            problem = "its work has no openalex_id"
+        elif type(observation) is not int or not 0 <= observation < len(attempts):
+            problem = "its observation is not the index of an attempt"
+        else:
+            if observation not in seen:
+                seen[observation] = _observed_ids(attempts[observation])
+            if openalex_id not in seen[observation]:
+                problem = f"attempt {observation} did not return {openalex_id}"
+        if problem is not None:
+            findings.append(
+                _error(
+                    Code.OBSERVATION_WORK_MISSING,
+                    "response.json",
+                    f"reference {position}: {problem}",
+                )
+            )
+    return findings
 
 
 def open_record(

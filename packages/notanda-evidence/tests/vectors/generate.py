@@ -181,6 +181,91 @@ def ours(label: str, *, outcome: str = "ok", error: str = "provider_error") -> d
     return {"request.json": request, "provider.json": provider, "response.json": response}
 
 
+def check(label: str, *, outcome: str = "ok") -> dict[str, Any]:
+    """The payloads of a reference-check record (``tool: check_references``).
+
+    Two references: one verified through a DOI batch (attempt 0), one
+    ``metadata_mismatch`` found by its title (attempt 1). The error form is a
+    check refused before anything was sent (an empty bibliography).
+    """
+    payloads = ours(label)
+    rid = evidence_id(label)
+    text = "10.1000/alpha\nMany labs: variation in replicibility, 2015\n"
+    request = payloads["request.json"]
+    for key in ("effective", "limit", "supplied"):
+        del request[key]
+    request.update(
+        {
+            "format": "auto",
+            "limits": {"max_references": 100, "max_text_bytes": 262144},
+            "parsed": None,
+            "text_bytes": len(text.encode()),
+            "text_sha256": hashlib.sha256(text.encode()).hexdigest(),
+            "tool": "check_references",
+        }
+    )
+    provider = payloads["provider.json"]
+    del provider["observed_json"], provider["capture"]
+    observed = provider.pop("attempts")[0]
+    doi_batch = {
+        **observed,
+        "capture": "parsed_json_with_secret_redaction_not_wire_bytes",
+        "observed_json": {
+            "meta": {"count": 1},
+            "results": [{"id": "https://openalex.org/W1000000001"}],
+        },
+        "purpose": "doi_batch",
+        "url": "https://api.openalex.org/works?filter=doi%3A10.1000%2Falpha&per_page=50",
+    }
+    by_title = {
+        **observed,
+        "capture": "parsed_json_with_secret_redaction_not_wire_bytes",
+        "observed_json": {
+            "meta": {"count": 1},
+            "results": [{"id": "https://openalex.org/W1000000002"}],
+        },
+        "purpose": "title",
+        "url": "https://api.openalex.org/works?search=Many+labs+variation+in+replicibility&per_page=10",
+    }
+    provider["attempts"] = [doi_batch, by_title]
+    provider["max_attempts"] = 3
+    first, second = payloads["response.json"]["results"]
+    references = [
+        {"differs": [], "error": None, "index": 0, "key": None, "observation": 0,
+         "retracted": False, "verdict": "verified", "work": first},
+        {"differs": ["title", "year"], "error": None, "index": 1, "key": None, "observation": 1,
+         "retracted": False, "verdict": "metadata_mismatch", "work": second},
+    ]  # fmt: skip
+    verdicts = ("verified", "metadata_mismatch", "not_found", "ambiguous", "unchecked", "unparsed")
+    summary = {verdict: 0 for verdict in verdicts}
+    summary.update(verified=1, metadata_mismatch=1)
+    response: dict[str, Any] = {
+        "content_notice": NOTICE,
+        "evidence_id": rid,
+        "references": references,
+        "status": "ok",
+        "summary": summary,
+    }
+    if outcome != "ok":
+        request["text_bytes"], request["text_sha256"] = 0, hashlib.sha256(b"").hexdigest()
+        provider = {
+            "attempts": [],
+            "max_attempts": 0,
+            "pagination": False,
+            "provider": "openalex",
+        }
+        response = {
+            "error": "invalid_arguments",
+            "evidence_id": rid,
+            "field": "references",
+            "reason": "empty",
+            "status": "error",
+        }
+    else:
+        request["parsed"] = {"detected": True, "format": "text", "references": []}
+    return {"request.json": request, "provider.json": provider, "response.json": response}
+
+
 def b3(label: str, *, outcome: str = "ok") -> dict[str, Any]:
     """The payloads of a record as notanda-mcp 0.1.0b3 wrote them."""
     rid = evidence_id(label)
@@ -388,6 +473,16 @@ def build(base: Path) -> dict[str, Any]:
         root = case(label, text)
         rid = evidence_id(label)
         root.write(rid, payloads)
+        root.expect(rid, "ok")
+        root.exits(0)
+
+    for label, outcome, text in (
+        ("check_ok", "ok", "a sealed reference check: one verified, one metadata_mismatch"),
+        ("check_refused", "error", "a sealed reference check refused before anything was sent"),
+    ):
+        root = case(label, text)
+        rid = evidence_id(label)
+        root.write(rid, check(label, outcome=outcome))
         root.expect(rid, "ok")
         root.exits(0)
 
@@ -905,6 +1000,42 @@ def build(base: Path) -> dict[str, Any]:
     os.symlink(f"hidden/{rid}", root.path / rid)
     root.expect(rid, "integrity_failure", ["fs.symlink"])
     root.exits(1)
+
+    # ---- reference checks ------------------------------------------------
+    damaged(
+        "check_verdict_edited",
+        "a check's metadata_mismatch edited to verified, the manifest left as it was",
+        lambda r, i: _replace_in(i["dir"] / "response.json", "metadata_mismatch", "verified"),
+        "integrity_failure",
+        ["payload.size_mismatch"],
+        source=check,
+    )
+    damaged(
+        "check_observation_wrong",
+        "a check's observation pointed at the other attempt and the manifest recomputed:"
+        " only the full pass sees that the attempt never returned the work",
+        lambda r, i: _rewrite_payload(
+            r, i, "response.json", lambda t: t.replace('"observation":1', '"observation":0', 1)
+        ),
+        "ok",
+        [],
+        full=("integrity_failure", ["observation.work_missing"]),
+        source=check,
+    )
+    damaged(
+        "check_work_swapped",
+        "a check's matched work replaced by one no attempt returned, the manifest recomputed",
+        lambda r, i: _rewrite_payload(
+            r,
+            i,
+            "response.json",
+            lambda t: t.replace('"openalex_id":"W1000000002"', '"openalex_id":"W1999999999"', 1),
+        ),
+        "ok",
+        [],
+        full=("integrity_failure", ["observation.work_missing"]),
+        source=check,
+    )
 
     # ---- receipts ------------------------------------------------------
     for name, with_receipt in (

@@ -1,7 +1,8 @@
 """Notanda's local stdio MCP server: literature search where every search leaves evidence.
 
-Two tools, ``search_literature`` and ``get_evidence``. Every search is
-recorded, sealed and logged before it is answered (``docs/evidence-format.md``).
+Two tools, ``search_literature`` and ``get_evidence``, and ``check_references``
+with the ``references`` toolset. Every search and every check is recorded,
+sealed and logged before it is answered (``docs/evidence-format.md``).
 ``build_server`` is the documented test seam; importing this package stays
 cheap until it is called, because MCP clients wait for the server to start.
 """

@@ -1,8 +1,10 @@
-"""The ``notanda-mcp`` command: the stdio server, ``notanda-mcp doctor`` and ``notanda-mcp demo``.
+"""The ``notanda-mcp`` command: the stdio server, ``doctor``, ``demo`` and ``check-references``.
 
 ``notanda-mcp --evidence-dir DIR`` serves MCP on stdio. ``notanda-mcp doctor``
 checks a newcomer's set-up (``_doctor.py``); ``notanda-mcp demo DIR`` leaves
-offline demo evidence in DIR (``_demo.py``). Exit codes (``docs/errors.md``):
+offline demo evidence in DIR (``_demo.py``); ``notanda-mcp check-references
+FILE`` checks a bibliography into one record (``_check_cli.py``, whose exit
+codes are its own). Exit codes (``docs/errors.md``):
 0 served until the client left (doctor: ready; demo: every step worked); 1
 doctor found a problem, a demo step failed, or a second signal stopped the
 server at once; 2 usage error, bad evidence directory or unusable
@@ -49,13 +51,18 @@ class UsageParser(argparse.ArgumentParser):
         )
 
 
-def resolve_evidence_dir(text: str, *, create: bool) -> Path:
+def resolve_evidence_dir(text: str, *, create: bool, relative: bool = False) -> Path:
     """Expand ``~``, refuse relative paths and files, create a missing folder (0700).
+
+    With *relative*, a relative path is taken from the working directory
+    instead (a command run by a person; no MCP client chose that directory).
 
     Raises:
         _Usage: with a one-line message.
     """
     path = Path(os.path.expanduser(text))
+    if relative:
+        path = path.absolute()
     if not path.is_absolute():
         raise _Usage(
             "--evidence-dir must be an absolute path: MCP clients start servers in "
@@ -73,6 +80,30 @@ def resolve_evidence_dir(text: str, *, create: bool) -> Path:
                 "(mkdir -m 700 DIR) or name a folder whose parent you can write"
             ) from None
     return path
+
+
+def parse_toolsets(text: str) -> tuple[str, ...]:
+    """The ``--toolsets`` value as toolset names (``search`` always among them).
+
+    Raises:
+        _Usage: The list is empty, has an empty item, or names an unknown toolset.
+    """
+    from ._schemas import Toolset, resolve_toolsets
+
+    names = [name.strip() for name in text.split(",")]
+    known = ",".join(toolset.value for toolset in Toolset)
+    if not all(names):
+        raise _Usage(
+            f"--toolsets has an empty name: give a comma-separated list of {known}, "
+            "e.g. --toolsets search,references"
+        )
+    try:
+        return resolve_toolsets(names)
+    except ValueError:
+        raise _Usage(
+            f"--toolsets names an unknown toolset: give a comma-separated list of {known}, "
+            "e.g. --toolsets search,references"
+        ) from None
 
 
 def check_configuration(env: Mapping[str, str] | None = None) -> Any:
@@ -125,6 +156,13 @@ def _server_parser() -> argparse.ArgumentParser:
         help="how much the server itself reports on stderr (default: warning)",
     )
     parser.add_argument(
+        "--toolsets",
+        default="search",
+        metavar="LIST",
+        help="comma-separated toolsets to offer: search (search_literature, get_evidence; "
+        "always offered), references (check_references). Default: search",
+    )
+    parser.add_argument(
         "--search-slots",
         type=int,
         default=2,
@@ -169,6 +207,12 @@ def _demo_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_references_parser() -> argparse.ArgumentParser:
+    from ._check_cli import parser
+
+    return parser()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``notanda-mcp`` and return its exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -177,6 +221,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         doctor_args = _doctor_parser().parse_args(args_list[1:])
         return run_doctor(doctor_args.evidence_dir, live=doctor_args.live)
+    if args_list[:1] == ["check-references"]:
+        from ._check_cli import main as check_references
+
+        return check_references(args_list[1:])
     if args_list[:1] == ["demo"]:
         from ._demo import run_demo
 
@@ -188,6 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.search_slots < 1:
             raise _Usage("--search-slots must be at least 1: give 1 or more (default 2)")
+        toolsets = parse_toolsets(args.toolsets)
         root = resolve_evidence_dir(args.evidence_dir, create=True)
         check_configuration()
     except _Usage as exc:
@@ -197,5 +246,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     from ._server import build_server
 
-    build_server(root, search_slots=args.search_slots).run()
+    build_server(root, search_slots=args.search_slots, toolsets=toolsets).run()
     return EXIT_OK

@@ -1,7 +1,9 @@
 """``notanda-mcp-client``: a real stdio MCP client for the server, built on the SDK.
 
 It starts the installed server (or ``--server-command``), initializes, checks
-that exactly the two tools are offered, runs one search or one retrieval, and
+that exactly the tools of ``--toolsets`` are offered (by default the two of
+``search``; the setting is passed on to the installed server it starts, while
+a ``--server-command`` chooses its own), runs one search or one retrieval, and
 prints the tool's structured answer as JSON. After a search it reads the
 sealed record back through ``notanda_evidence`` and confirms that what the
 server returned is what it stored, once the fields added after sealing are set
@@ -25,7 +27,8 @@ from typing import Any
 
 from notanda_evidence.verify_file import printable, printable_json
 
-from ._cli import UsageParser
+from ._cli import UsageParser, _Usage, parse_toolsets
+from ._schemas import tool_names
 from ._version import __version__
 
 EXIT_OK = 0
@@ -33,7 +36,6 @@ EXIT_TOOL_ERROR = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
 EXIT_MISMATCH = 4
-TOOL_NAMES = ("get_evidence", "search_literature")
 #: Fields a search adds to the stored response when answering (``docs/evidence-format.md``).
 ADDED_AFTER_SEALING = ("receipt", "log_head", "head", "log_index", "remedy")
 PROTOCOLS = {"auto": "auto", "legacy": "legacy", "2026-07-28": "2026-07-28"}
@@ -68,6 +70,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--limit", type=int, default=5, help="works to return (1 to 10)")
     parser.add_argument("--receipt", help="with --id: the receipt you kept")
     parser.add_argument(
+        "--toolsets",
+        default="search",
+        metavar="LIST",
+        help="comma-separated toolsets the server offers (search, references); passed to the "
+        "server it starts, and exactly their tools are expected (default: search)",
+    )
+    parser.add_argument(
         "--protocol",
         choices=sorted(PROTOCOLS),
         default="auto",
@@ -93,6 +102,7 @@ def _server_parameters(args: argparse.Namespace) -> Any:
         command = shlex.split(args.server_command)
     else:
         command = [sys.executable, "-m", "notanda_mcp", "--evidence-dir", args.evidence_dir]
+        command += ["--toolsets", ",".join(args.toolsets)]
     # The server reads its key from the environment or HARVESTER_CONFIG; pass both on.
     return StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
 
@@ -110,8 +120,9 @@ async def _session(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
         read_timeout_seconds=args.timeout,
     ) as client:
         names = tuple(sorted(tool.name for tool in (await client.list_tools()).tools))
-        if names != TOOL_NAMES:
-            raise _Unreachable(f"the server offers {list(names)}, not {list(TOOL_NAMES)}")
+        expected = tool_names(args.toolsets)
+        if names != expected:
+            raise _Unreachable(f"the server offers {list(names)}, not {list(expected)}")
         if args.query is not None:
             arguments: dict[str, Any] = {"query": args.query, "limit": args.limit}
             result = await client.call_tool("search_literature", arguments)
@@ -156,6 +167,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         usage = "--receipt goes with --id: retrieve with --id EVIDENCE_ID --receipt RECEIPT"
     elif args.server_command is not None and not shlex.split(args.server_command):
         usage = "--server-command is empty: give a command line, or leave it out"
+    else:
+        try:
+            args.toolsets = parse_toolsets(args.toolsets)
+        except _Usage as exc:
+            usage = str(exc)
     if usage is not None:
         print(f"notanda-mcp-client: {usage}", file=sys.stderr)
         return EXIT_USAGE

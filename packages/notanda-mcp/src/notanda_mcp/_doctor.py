@@ -32,6 +32,8 @@ from typing import Any
 
 from notanda_evidence.verify_file import printable
 
+from ._schemas import DEFAULT_TOOLSETS, tool_names
+
 __all__ = ["call_tools", "run_doctor", "selftest_server"]
 
 #: The oldest Python the packages declare (requires-python); checked at run time
@@ -234,7 +236,7 @@ def _self_test(report: _Report) -> None:
         except Exception as exc:  # the SDK wraps errors in groups
             report.fail(f"self-test: the server could not be reached ({type(exc).__name__})")
             return
-        if names != ["get_evidence", "search_literature"]:
+        if tuple(names) != tool_names(DEFAULT_TOOLSETS):
             report.fail(f"self-test: unexpected tools {names}")
             return
         if failed or found.get("status") != "ok" or len(found.get("results", [])) != 2:

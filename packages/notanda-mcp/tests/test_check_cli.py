@@ -1,0 +1,185 @@
+"""``notanda-mcp check-references``, in process through its seam (a fake provider)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import KEY, assert_sealed, assert_valid_output, record_ids
+from fake_openalex import FakeOpenAlex, bibliography, status_response
+from notanda_mcp import _check_cli
+from test_check_references import BIBTEX
+
+ENV = {"HARVESTER_OPENALEX_API_KEY": KEY}
+CORRECT = "10.5555/notanda.test.1\n"
+
+
+def run(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    text: str | None,
+    *options: str,
+    provider: FakeOpenAlex | None = None,
+    env: dict[str, str] | None = None,
+) -> tuple[int, str, str]:
+    source = tmp_path / "refs.txt"
+    if text is not None:
+        source.write_text(text, encoding="utf-8")
+    code = _check_cli.main(
+        [str(source), "--evidence-dir", str(tmp_path / "evidence"), *options],
+        transport=(provider or FakeOpenAlex(bibliography())).transport(),
+        env=ENV if env is None else env,
+    )
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _tail(out: str) -> dict[str, str]:
+    found = {}
+    for line in out.splitlines():
+        label, _, value = line.partition(": ")
+        if label in ("evidence ID", "receipt", "head"):
+            found[label] = value
+    return found
+
+
+def test_every_reference_verified_exits_0_and_names_its_record(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, err = run(capsys, tmp_path, CORRECT)
+    assert code == 0, out + err
+    first = out.splitlines()[0]
+    assert first.startswith("verified")
+    assert "doi: 10.5555/notanda.test.1" in first
+    tail = _tail(out)
+    assert set(tail) == {"evidence ID", "receipt", "head"}
+    assert_sealed(tmp_path / "evidence", tail["evidence ID"], tail["receipt"])
+    assert err == ""  # no progress bar: stderr is not a terminal
+
+
+def test_a_mismatch_or_a_missing_work_exits_1_with_what_differs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, _ = run(capsys, tmp_path, BIBTEX)
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[1].startswith("metadata_mismatch")
+    assert "[noether]" in lines[1]
+    assert "differs: title" in lines[1]
+    assert lines[3].startswith("not_found")
+    assert "4 reference(s): 2 verified, 1 metadata_mismatch, 1 not_found" in out
+
+
+def test_only_unchecked_exits_3(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = run(capsys, tmp_path, CORRECT, provider=FakeOpenAlex(status_response(503)))
+    assert code == 3
+    assert out.splitlines()[0].startswith("unchecked")
+    assert "(http_error)" in out
+
+
+def test_a_check_that_fails_as_a_whole_exits_4_with_its_record(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    provider = FakeOpenAlex(bibliography())
+    code, out, _ = run(capsys, tmp_path, CORRECT, provider=provider, env={})
+    assert code == 4
+    assert "error: configuration_error (missing_api_key)" in out
+    assert "remedy: " in out
+    tail = _tail(out)
+    assert_sealed(tmp_path / "evidence", tail["evidence ID"], tail["receipt"])
+    assert provider.requests == []
+
+
+def test_empty_input_exits_2_and_is_recorded(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, _ = run(capsys, tmp_path, "  \n\n")
+    assert code == 2
+    assert "error: invalid_arguments (empty)" in out
+    assert len(record_ids(tmp_path / "evidence")) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [(None, "cannot read"), ("x" * 262_145, "larger than 262144 bytes")],
+    ids=["missing-file", "too-large"],
+)
+def test_an_unreadable_or_oversized_file_exits_2_without_a_record(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str | None, word: str
+) -> None:
+    code, out, err = run(capsys, tmp_path, text)
+    assert code == 2
+    assert out == ""
+    assert word in err
+    assert "give " in err  # the remedy
+    assert record_ids(tmp_path / "evidence") == []
+
+
+def test_an_unknown_format_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        run(capsys, tmp_path, CORRECT, "--format", "endnote")
+    assert stopped.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_json_prints_the_tools_structured_answer(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, _ = run(capsys, tmp_path, BIBTEX, "--json")
+    assert code == 1
+    answer: dict[str, Any] = json.loads(out)
+    answer.pop("remedy", None)
+    assert_valid_output("check_references", answer)
+    stored = assert_sealed(tmp_path / "evidence", answer["evidence_id"], answer["receipt"])
+    added = {"receipt", "log_head", "head", "log_index"}
+    assert {k: v for k, v in answer.items() if k not in added} == stored
+
+
+def test_every_string_of_a_line_is_shown_as_escapes() -> None:
+    entry = {
+        "differs": ["title\x1b[2J"],
+        "error": None,
+        "index": 0,
+        "key": "evil\u202e",
+        "verdict": "metadata_mismatch",
+        "work": {"doi": "10.1/\x07x", "is_retracted": True},
+    }
+    line = _check_cli.reference_line(entry)
+    assert line.isprintable()
+    assert "[evil\\u202e]" in line
+    assert "title\\x1b[2J" in line
+    assert "doi: 10.1/\\x07x" in line
+    assert "RETRACTED" in line
+
+
+def test_stdin_and_a_relative_evidence_dir(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(CORRECT.encode())))
+    code = _check_cli.main(
+        ["-", "--evidence-dir", "relative/evidence"],
+        transport=FakeOpenAlex(bibliography()).transport(),
+        env=ENV,
+    )
+    assert code == 0
+    assert len(record_ids(tmp_path / "relative" / "evidence")) == 1
+    capsys.readouterr()
+
+
+def test_the_progress_bar_goes_to_a_terminal_stderr_only(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    terminal = io.StringIO()
+    monkeypatch.setattr(terminal, "isatty", lambda: True, raising=False)
+    monkeypatch.setattr("sys.stderr", terminal)
+    code, out, _ = run(capsys, tmp_path, BIBTEX)
+    assert code == 1
+    assert "checking [" in terminal.getvalue()
+    assert "4/4" in terminal.getvalue()
+    assert "checking" not in out
