@@ -100,6 +100,8 @@ def lint(session: nox.Session) -> None:
         with session.chdir(ROOT / "packages" / dist):
             session.run("deptry", ".", silent=True)
         session.log(f"{dist}: declared dependencies equal its imports")
+    # The contracts in .importlinter are docs/architecture.md, checked.
+    session.run("lint-imports", "--no-cache")
     workflows = sorted(str(p) for p in (ROOT / ".github" / "workflows").glob("*.yml"))
     session.run("zizmor", "--offline", "--min-severity", "low", *workflows)
     if sys.platform != "win32":

@@ -37,11 +37,11 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
-from ._cli import EXIT_FORCED
 from ._logging import LOGGER
 from ._schemas import GET_EVIDENCE, TOOLS
 from ._service import EvidenceService, Reply
 from ._stdin import MAX_LINE_BYTES, LineTooLong, StoppableStdin
+from ._usage import EXIT_FORCED
 from ._version import __version__
 
 if TYPE_CHECKING:
