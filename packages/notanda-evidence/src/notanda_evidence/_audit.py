@@ -32,6 +32,7 @@ from ._log import (
     parse_line,
     read_log,
 )
+from ._pool import records_verifier
 from .verify_file import (
     Finding,
     Outcome,
@@ -314,23 +315,25 @@ def _join(
     return findings, status
 
 
-def audit(root: str | os.PathLike[str], *, held: Head | None = None) -> AuditResult:
+def audit(root: str | os.PathLike[str], *, held: Head | None = None, jobs: int = 1) -> AuditResult:
     """Audit an evidence root: every record, the log, and the held head if given.
 
     *root* may also be a bag made by ``export --bagit``: its ``data/`` folder
-    is audited against the log in ``notanda/log.jsonl``.
+    is audited against the log in ``notanda/log.jsonl``. *jobs* processes
+    verify the records (``--jobs``); the result is the same for any number.
 
     A log that cannot be read (a link, not a regular file, over
     :data:`MAX_LOG_BYTES`) is a finding, ``log.unreadable`` or
     ``log.too_large``; the records are still reported.
     """
     bag = Path(root)
+    verify_many = records_verifier(jobs)
     with collection_paused():
         if (bag / "bagit.txt").is_file() and (bag / "data").is_dir():
-            verified = verify_root(bag / "data")
+            verified = verify_root(bag / "data", verify_many=verify_many)
             log_path: Path | None = bag / "notanda" / "log.jsonl"
         else:
-            verified = verify_root(root)
+            verified = verify_root(root, verify_many=verify_many)
             log_path = None
         try:
             data, exists = read_log(root, log_path=log_path)

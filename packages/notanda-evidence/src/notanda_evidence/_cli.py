@@ -34,6 +34,7 @@ from ._collection import (
     verify_proof,
 )
 from ._log import LOG_FILE, EvidenceLogError, Head, NotRegularFileError
+from ._pool import checked_jobs, records_verifier
 from ._store import EvidenceStorageError
 from ._version import __version__
 from .verify_file import RESERVED_DIR, is_evidence_id, printable, printable_json
@@ -124,11 +125,16 @@ def _print_json(value: Any) -> None:
 # --------------------------------------------------------------- commands
 
 
+def _verify(args: argparse.Namespace) -> int:
+    verify_many = records_verifier(checked_jobs(args.jobs))
+    return verify_file.run_verify(args, verify_many=verify_many)
+
+
 def _audit(args: argparse.Namespace) -> int:
     root = Path(args.root_path)
     if not _is_bag(root):
         _evidence_root(root, "audit")
-    result = audit(root, held=_head(args.head))
+    result = audit(root, held=_head(args.head), jobs=checked_jobs(args.jobs))
     code = result.exit_code
     for unread in result.log_findings:
         if unread.code is LogCode.UNREADABLE or (
@@ -328,6 +334,16 @@ def _add_root(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--root", metavar="DIR", help=f"evidence root (default: ${ROOT_VARIABLE})")
 
 
+def _add_jobs(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="processes that verify the records (default: every CPU this process may use; "
+        "1: this process alone); the report is the same for any N",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = verify_file.UsageParser(
         prog="notanda-evidence",
@@ -346,10 +362,9 @@ def _parser() -> argparse.ArgumentParser:
         sub.set_defaults(run=run)
         return sub
 
-    verify = command(
-        "verify", "verify record directories or whole evidence roots", verify_file.run_verify
-    )
+    verify = command("verify", "verify record directories or whole evidence roots", _verify)
     verify_file.add_verify_arguments(verify)
+    _add_jobs(verify)
 
     audit = command("audit", "verify every record and the log of an evidence root", _audit)
     audit.add_argument("root_path", metavar="ROOT", help="evidence root")
@@ -357,6 +372,7 @@ def _parser() -> argparse.ArgumentParser:
         "--head", metavar="SIZE:ROOT", help="a head you kept: prove the log extends it"
     )
     audit.add_argument("--json", action="store_true", help="print the versioned JSON report")
+    _add_jobs(audit)
 
     cite = command("cite", "print citations built only from verified records", _cite)
     cite.add_argument(
