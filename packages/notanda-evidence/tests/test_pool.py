@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -79,7 +80,7 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
     return code, captured.out, captured.err
 
 
-class _CountingPool(_pool.ProcessPoolExecutor):
+class _CountingPool(concurrent.futures.ProcessPoolExecutor):
     started = 0
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -101,7 +102,7 @@ def test_the_command_prints_the_same_report_for_any_number_of_jobs(
     if command == "verify":
         argv += ["--full", "--receipts", str(receipts)]
     single = _run([*argv, "--jobs", "1"], capsys)
-    monkeypatch.setattr(_pool, "ProcessPoolExecutor", _CountingPool)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", _CountingPool)
     _CountingPool.started = 0
     pooled = _run([*argv, "--jobs", "2"], capsys)
     assert _CountingPool.started == 1

@@ -13,10 +13,8 @@ process.
 from __future__ import annotations
 
 import functools
-import multiprocessing
 import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 
 from .verify_file import (
     RecordResult,
@@ -65,6 +63,8 @@ def records_verifier(jobs: int, *, min_records: int = MIN_POOL_RECORDS) -> Recor
 
 
 def _start_method() -> str:
+    import multiprocessing  # noqa: PLC0415 - only when a pool starts
+
     return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 
 
@@ -81,8 +81,15 @@ def _verify_in_pool(
     size = max(1, min(MAX_CHUNK_RECORDS, -(-len(tasks) // (jobs * 4))))
     chunks = [list(tasks[start : start + size]) for start in range(0, len(tasks), size)]
     workers = min(jobs, len(chunks))
+    # Imported here: every other command, and --jobs 1, never pays for them.
+    import multiprocessing  # noqa: PLC0415
+    from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
+
     verify_chunk = functools.partial(_verify_chunk, full=full, keep_payloads=keep_payloads)
     context = multiprocessing.get_context(_start_method())
+    if context.get_start_method() == "forkserver":
+        # Workers fork from a server that has the verifier loaded already.
+        context.set_forkserver_preload([__name__])
     results: list[RecordResult] = []
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         # map() yields in submission order, whatever order the workers finish.
