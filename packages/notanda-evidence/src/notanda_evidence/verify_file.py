@@ -454,6 +454,7 @@ class _Unsafe(Exception):
 
 
 #: True where descriptor-relative, no-follow opens exist (Linux, macOS, BSD).
+#: The one definition: the writer and the log read it here, at call time.
 #: Tests set it to False to exercise the Windows code path on POSIX.
 USE_DIR_FD = (
     hasattr(os, "O_NOFOLLOW")
