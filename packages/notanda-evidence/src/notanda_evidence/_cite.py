@@ -22,6 +22,7 @@ from typing import Any
 from ._audit import check_head, parse_log
 from ._log import EntryType, Head, read_log
 from .verify_file import (
+    EvidenceError,
     Outcome,
     RecordResult,
     Severity,
@@ -43,7 +44,7 @@ class CitationFormat(StrEnum):
     RIS = "ris"
 
 
-class CitationError(Exception):
+class CitationError(EvidenceError):
     """A record cannot be cited; ``code`` says why (``docs/errors.md``)."""
 
     def __init__(self, code: str, evidence_id: str, detail: str = "") -> None:

@@ -117,7 +117,7 @@ class LogReason(StrEnum):
     TOO_LARGE = "log_too_large"
 
 
-class EvidenceLogError(Exception):
+class EvidenceLogError(verify_file.EvidenceError):
     """The log could not be read or appended to, or is not in a state that allows it.
 
     ``reason`` is a storage reason (``symlink`` for a linked log or folder,

@@ -106,7 +106,7 @@ _ERRNO_REASONS = {
 }
 
 
-class EvidenceStorageError(Exception):
+class EvidenceStorageError(_v1.EvidenceError):
     """The evidence root or a record could not be written.
 
     The message never contains a path or the operating system's text; the
@@ -132,7 +132,7 @@ class EvidenceStorageError(Exception):
         return cls(reason, evidence_id=evidence_id, file=file)
 
 
-class EvidenceValueError(ValueError):
+class EvidenceValueError(_v1.EvidenceError, ValueError):
     """A value cannot be stored as canonical JSON (NaN, a non-JSON type, a non-string key)."""
 
 

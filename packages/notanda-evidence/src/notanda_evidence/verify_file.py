@@ -1020,7 +1020,15 @@ def _is_record_path(path: str) -> bool:
     return is_evidence_id(os.path.basename(os.path.normpath(path)))
 
 
-class UsageError(Exception):
+class EvidenceError(Exception):
+    """The base of every error ``notanda_evidence`` raises to a caller.
+
+    The installed package's errors (storage, log, citation, proof,
+    verification) all derive from it, and so does :class:`UsageError`.
+    """
+
+
+class UsageError(EvidenceError):
     """A command-line usage problem (exit code 2).
 
     ``str()`` gives the problem, then (on a line of its own, after
