@@ -26,9 +26,10 @@ from .verify_file import (
 
 #: Below this many records a pool costs more to start than it saves.
 MIN_POOL_RECORDS = 64
-#: Records per task sent to a worker: large enough that the hand-off is cheap,
-#: small enough that the work spreads evenly and results come back steadily.
-MAX_CHUNK_RECORDS = 64
+#: Tasks per worker: each task is a chunk of records, so that the parent (which
+#: hands out the next chunk) wakes up rarely, and the last chunks still even
+#: out the work. A pass over a root keeps no payload, so results stay small.
+CHUNKS_PER_JOB = 4
 
 
 def available_cpus() -> int:
@@ -78,7 +79,7 @@ def _verify_in_pool(
 ) -> list[RecordResult]:
     if len(tasks) < max(min_records, 2):
         return verify_each(tasks, full=full, keep_payloads=keep_payloads)
-    size = max(1, min(MAX_CHUNK_RECORDS, -(-len(tasks) // (jobs * 4))))
+    size = -(-len(tasks) // (jobs * CHUNKS_PER_JOB))
     chunks = [list(tasks[start : start + size]) for start in range(0, len(tasks), size)]
     workers = min(jobs, len(chunks))
     # Imported here: every other command, and --jobs 1, never pays for them.
