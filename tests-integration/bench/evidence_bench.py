@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -303,15 +304,16 @@ def bench_verify(bench: Bench, corpus: Corpus) -> None:
         "report",
         met=None,
     )
-    cli = bench_cli(bench, corpus.root)
+    cli = bench_cli(bench, [*evidence_command("verify", corpus.root), "--jobs", "1"])
     bench.row(
-        "  CLI `notanda-evidence verify ROOT` (process wall)",
+        "  CLI `notanda-evidence verify ROOT --jobs 1` (process wall)",
         ms(cli, 0),
         f"in-process {ms(m['ours'], 0)}",
         "-",
         "report",
         met=None,
     )
+    bench_jobs(bench, "verify", corpus.root, records, single=cli)
     bench.note(
         f"verify: {records:,} records, {mb:,.1f} MB on {fs_type(corpus.root)}, page cache warm; "
         f"medians of {rounds} rounds alternating ours / anchor / floors (ours ranged {spread}; "
@@ -331,19 +333,57 @@ def gc_summary(collected: list[dict[str, float]]) -> str:
     )
 
 
-def bench_cli(bench: Bench, root: Path) -> float:
-    """Wall time of the console command over the root, bytecode cached (one warm-up run)."""
-    command = [sys.executable, "-m", "notanda_evidence", "verify", str(root)]
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+def evidence_command(command: str, root: Path) -> list[str]:
+    """``notanda-evidence COMMAND ROOT`` as this interpreter runs it."""
+    return [sys.executable, "-m", "notanda_evidence", command, str(root)]
+
+
+def _cli_env() -> dict[str, str]:
+    return {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+
+
+def bench_cli(bench: Bench, command: list[str]) -> float:
+    """Wall time of a console command, bytecode cached (one warm-up run)."""
     samples = []
     for index in range(bench.scale(3, 1) + 1):
         started = time.perf_counter()
-        done = subprocess.run(command, stdout=subprocess.DEVNULL, env=env, check=False)
+        done = subprocess.run(command, stdout=subprocess.DEVNULL, env=_cli_env(), check=False)
         if index:
             samples.append(time.perf_counter() - started)
         if done.returncode != 0:
-            raise RuntimeError(f"notanda-evidence verify exited {done.returncode}")
+            raise RuntimeError(f"{shlex.join(command[2:4])} exited {done.returncode}")
     return median(samples)
+
+
+def available_cpus() -> int:
+    """The CPUs this process may use, as ``--jobs`` counts them by default."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def bench_jobs(bench: Bench, command: str, root: Path, records: int, *, single: float) -> None:
+    """The command on every CPU (its default ``--jobs``) against ``--jobs 1``: wall and report."""
+    base = evidence_command(command, root)
+    reports = {
+        jobs: subprocess.run(
+            [*base, "--json", *jobs], capture_output=True, env=_cli_env(), check=False
+        )
+        for jobs in ((), ("--jobs", "1"))
+    }
+    pooled, alone = reports[()], reports[("--jobs", "1")]
+    same = (pooled.returncode, pooled.stdout) == (alone.returncode, alone.stdout)
+    many = bench_cli(bench, base)
+    cpus = available_cpus()
+    ratio = many / single
+    bench.row(
+        f"evidence: CLI `{command} ROOT` on {cpus} CPUs (default --jobs), {records:,} records",
+        f"{ms(many, 0)}; reports {'identical' if same else 'DIFFER'}",
+        f"--jobs 1 {ms(single, 0)}",
+        times(ratio),
+        "<= 0.6x --jobs 1, same report",
+        met=ratio <= 0.6 and same,
+    )
 
 
 def fs_type(path: Path) -> str:
@@ -578,6 +618,8 @@ def bench_audit(bench: Bench, corpus: Corpus) -> None:
         "<= 1.50x floors a+b",
         met=m["ours"] / floor <= 1.5,
     )
+    single = bench_cli(bench, [*evidence_command("audit", corpus.root), "--jobs", "1"])
+    bench_jobs(bench, "audit", corpus.root, records, single=single)
     size = (
         "full size, not scaled down"
         if records >= 10_000

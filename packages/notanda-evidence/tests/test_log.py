@@ -23,6 +23,7 @@ from notanda_evidence import (
     _log,
     _merkle,
     audit,
+    verify_file,
 )
 from vector_cases import generate_into, tree
 
@@ -218,7 +219,7 @@ def test_a_failed_write_leaves_no_partial_line(
 def test_windows_code_path_appends_the_same_entries(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_log, "USE_DIR_FD", False)
+    monkeypatch.setattr(verify_file, "USE_DIR_FD", False)
     log = EvidenceLog(tmp_path)
     for _ in range(3):
         sealed(tmp_path, log)

@@ -92,3 +92,16 @@ def test_project_declares_no_dependencies() -> None:
     from importlib.metadata import requires
 
     assert not requires("notanda-evidence")
+
+
+def test_every_public_exception_has_the_one_base() -> None:
+    exceptions = [
+        obj
+        for name in notanda_evidence.__all__
+        if isinstance(obj := getattr(notanda_evidence, name), type)
+        and issubclass(obj, BaseException)
+    ]
+    assert len(exceptions) >= 6
+    assert all(issubclass(e, notanda_evidence.EvidenceError) for e in exceptions)
+    assert issubclass(notanda_evidence.verify_file.UsageError, notanda_evidence.EvidenceError)
+    assert issubclass(notanda_evidence.EvidenceValueError, ValueError)

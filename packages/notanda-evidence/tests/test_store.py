@@ -317,7 +317,7 @@ def test_windows_code_path_writes_the_same_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Forced path-based writing (no dir_fd, no directory fsync) yields identical bytes."""
-    monkeypatch.setattr(_store, "USE_DIR_FD", False)
+    monkeypatch.setattr(verify_file, "USE_DIR_FD", False)
     fsyncs: list[int] = []
     real_fsync = os.fsync
 
@@ -335,7 +335,7 @@ def test_windows_code_path_writes_the_same_records(
 def test_posix_path_fsyncs_every_file_and_the_directories(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if not _store.USE_DIR_FD:
+    if not verify_file.USE_DIR_FD:
         pytest.skip("descriptor-relative writing is POSIX only")
     kinds: list[str] = []
     real_fsync = os.fsync

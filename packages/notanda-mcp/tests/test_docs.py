@@ -10,8 +10,8 @@ from conftest import REPO_ROOT, seal_record
 from notanda_evidence import EvidenceStore, verify_file
 from notanda_evidence import _cli as evidence_cli
 from notanda_mcp import _check_cli as check_cli
-from notanda_mcp import _cli as server_cli
 from notanda_mcp import _client as client_cli
+from notanda_mcp import _usage as server_exits
 from notanda_mcp._schemas import TOOLS
 from notanda_openalex import ProviderReason
 
@@ -98,7 +98,7 @@ def test_the_exit_code_table_matches_the_code(
 ) -> None:
     documented = _documented_exit_codes(errors_md)
     evidence = _constants(evidence_cli)
-    server = _constants(server_cli)
+    server = _constants(server_exits)
     client = _constants(client_cli)
     check = _constants(check_cli)
     assert set(documented) == {

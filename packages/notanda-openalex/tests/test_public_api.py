@@ -57,6 +57,7 @@ EXPECTED = [
     "ErrorCode",
     "InputReason",
     "OpenAlexClient",
+    "OpenAlexError",
     "ParsedReferences",
     "ProviderAttempt",
     "ProviderObservation",
@@ -197,3 +198,14 @@ def test_imports_nothing_of_mcp_or_the_evidence_package() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert json.loads(output) == []
+
+
+def test_every_public_exception_has_the_one_base() -> None:
+    exceptions = [
+        obj
+        for name in notanda_openalex.__all__
+        if isinstance(obj := getattr(notanda_openalex, name), type)
+        and issubclass(obj, BaseException)
+    ]
+    assert {e.__name__ for e in exceptions} >= {"ConfigurationError", "SearchInputError"}
+    assert all(issubclass(e, notanda_openalex.OpenAlexError) for e in exceptions)

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from .verify_file import (
         SCHEMA_VERSION,
         Code,
+        EvidenceError,
         Finding,
         Outcome,
         RecordResult,
@@ -80,6 +81,7 @@ _EXPORTS = {
     "CitationFormat": "._cite",
     "Code": ".verify_file",
     "EntryType": "._log",
+    "EvidenceError": ".verify_file",
     "EvidenceLog": "._log",
     "EvidenceLogError": "._log",
     "EvidenceStorageError": "._store",
@@ -131,6 +133,8 @@ _EXPORTS = {
 }
 
 __all__ = [
+    # Every error raised to a caller derives from this one
+    "EvidenceError",
     # Writing
     "CanonicalJSON",
     "EvidenceStorageError",

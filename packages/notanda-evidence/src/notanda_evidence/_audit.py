@@ -33,6 +33,7 @@ from ._log import (
     parse_line,
     read_log,
 )
+from ._pool import records_verifier
 from ._timestamp_audit import TimestampAudit, audit_timestamps
 from ._timestamps import TIMESTAMPS_DIR
 from .verify_file import (
@@ -337,11 +338,13 @@ def audit(
     *,
     held: Head | None = None,
     tsa_ca: str | os.PathLike[str] | None = None,
+    jobs: int = 1,
 ) -> AuditResult:
     """Audit an evidence root: every record, the log, the held head if given, the tokens.
 
     *root* may also be a bag made by ``export --bagit``: its ``data/`` folder
-    is audited against the log in ``notanda/log.jsonl``.
+    is audited against the log in ``notanda/log.jsonl``. *jobs* processes
+    verify the records (``--jobs``); the result is the same for any number.
 
     Each stored time-stamp token is checked against the log; with *tsa_ca* (a
     PEM bundle) its signature chain too, by ``openssl ts -verify``.
@@ -351,12 +354,13 @@ def audit(
     ``log.too_large``; the records are still reported.
     """
     bag = Path(root)
+    verify_many = records_verifier(jobs)
     with collection_paused():
         if (bag / "bagit.txt").is_file() and (bag / "data").is_dir():
-            verified = verify_root(bag / "data")
+            verified = verify_root(bag / "data", verify_many=verify_many)
             log_path: Path | None = bag / "notanda" / "log.jsonl"
         else:
-            verified = verify_root(root)
+            verified = verify_root(root, verify_many=verify_many)
             log_path = None
         try:
             data, exists = read_log(root, log_path=log_path)

@@ -23,6 +23,7 @@ from ._audit import check_head, parse_log
 from ._log import EntryType, Head, read_log
 from .verify_file import (
     VERIFIED,
+    EvidenceError,
     Outcome,
     RecordResult,
     Severity,
@@ -45,7 +46,7 @@ class CitationFormat(StrEnum):
     RIS = "ris"
 
 
-class CitationError(Exception):
+class CitationError(EvidenceError):
     """A record cannot be cited; ``code`` says why (``docs/errors.md``)."""
 
     def __init__(self, code: str, evidence_id: str, detail: str = "") -> None:

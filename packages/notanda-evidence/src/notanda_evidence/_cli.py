@@ -35,6 +35,7 @@ from ._collection import (
     verify_proof,
 )
 from ._log import LOG_FILE, EvidenceLogError, Head, NotRegularFileError, read_regular_file
+from ._pool import checked_jobs, records_verifier
 from ._store import EvidenceStorageError
 from ._timestamp_audit import SignatureCheck, token_names
 from ._timestamps import TIMESTAMPS_DIR, token_size
@@ -192,13 +193,18 @@ def _checks_sentence(result: AuditResult, held: bool) -> str:
     return "checks made: " + "; ".join(parts)
 
 
+def _verify(args: argparse.Namespace) -> int:
+    verify_many = records_verifier(checked_jobs(args.jobs))
+    return verify_file.run_verify(args, verify_many=verify_many)
+
+
 def _audit(args: argparse.Namespace) -> int:
     root = Path(args.root_path)
     if not _is_bag(root):
         _evidence_root(root, "audit")
     held = _head(args.head)
     tsa_ca = None if args.tsa_ca is None else _tsa_ca(args.tsa_ca, root)
-    result = audit(root, held=held, tsa_ca=tsa_ca)
+    result = audit(root, held=held, tsa_ca=tsa_ca, jobs=checked_jobs(args.jobs))
     code = result.exit_code
     stamps = result.timestamps
     for unread in result.log_findings:
@@ -411,6 +417,16 @@ def _add_root(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--root", metavar="DIR", help=f"evidence root (default: ${ROOT_VARIABLE})")
 
 
+def _add_jobs(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="processes that verify the records (default: every CPU this process may use; "
+        "1: this process alone); the report is the same for any N",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = verify_file.UsageParser(
         prog="notanda-evidence",
@@ -430,10 +446,9 @@ def _parser() -> argparse.ArgumentParser:
         sub.set_defaults(run=run)
         return sub
 
-    verify = command(
-        "verify", "verify record directories or whole evidence roots", verify_file.run_verify
-    )
+    verify = command("verify", "verify record directories or whole evidence roots", _verify)
     verify_file.add_verify_arguments(verify)
+    _add_jobs(verify)
 
     audit = command("audit", "verify every record and the log of an evidence root", _audit)
     audit.add_argument("root_path", metavar="ROOT", help="evidence root")
@@ -447,6 +462,7 @@ def _parser() -> argparse.ArgumentParser:
         " (runs openssl ts -verify)",
     )
     audit.add_argument("--json", action="store_true", help="print the versioned JSON report")
+    _add_jobs(audit)
 
     cite = command("cite", "print citations built only from verified records", _cite)
     cite.add_argument(

@@ -40,6 +40,7 @@ from .verify_file import (
     MANIFEST,
     PAYLOADS,
     RESERVED_DIR,
+    EvidenceError,
     Outcome,
     RecordResult,
     is_evidence_id,
@@ -339,7 +340,7 @@ class ProofCode(StrEnum):
     BAD_SIZE = "bad_size"
 
 
-class ProofError(Exception):
+class ProofError(EvidenceError):
     """An inclusion proof could not be made or did not verify; ``code`` says why."""
 
     def __init__(self, code: ProofCode, detail: str = "") -> None:

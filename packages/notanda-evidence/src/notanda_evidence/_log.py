@@ -32,7 +32,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from . import _merkle
+from . import _merkle, verify_file
 from ._store import EvidenceStorageError, Stage, StageCallback, StorageReason
 from .verify_file import (
     RESERVED_DIR,
@@ -117,7 +117,7 @@ class LogReason(StrEnum):
     TOO_LARGE = "log_too_large"
 
 
-class EvidenceLogError(Exception):
+class EvidenceLogError(verify_file.EvidenceError):
     """The log could not be read or appended to, or is not in a state that allows it.
 
     ``reason`` is a storage reason (``symlink`` for a linked log or folder,
@@ -399,7 +399,7 @@ class EvidenceLog:
 
     def _open_for_reading(self) -> int:
         flags = os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _BINARY | _NONBLOCK
-        if not USE_DIR_FD:
+        if not verify_file.USE_DIR_FD:
             if self.folder.is_symlink() or self.path.is_symlink():
                 raise OSError(errno.ELOOP, "a link")
             return os.open(self.path, flags)
@@ -461,7 +461,7 @@ class EvidenceLog:
             pass
         else:
             _fsync_dir(self.root)
-        if not USE_DIR_FD:
+        if not verify_file.USE_DIR_FD:
             if self.folder.is_symlink() or not self.folder.is_dir():
                 raise OSError(errno.ELOOP, "not a folder")
             return -1
@@ -652,10 +652,6 @@ class LogTransaction:
         return result
 
 
-#: Tests set this to False to run the Windows code path on POSIX.
-USE_DIR_FD = os.name == "posix" and os.open in os.supports_dir_fd
-
-
 def _public(
     held: Iterable[tuple[int, EntryType, str | None, int]],
 ) -> list[tuple[int, EntryType, str | None]]:
@@ -690,7 +686,7 @@ def _read_from(fd: int, offset: int, size: int) -> bytes:
 
 
 def _fsync_dir(path: Path) -> None:
-    if not USE_DIR_FD:
+    if not verify_file.USE_DIR_FD:
         return
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
     try:

@@ -106,7 +106,7 @@ _ERRNO_REASONS = {
 }
 
 
-class EvidenceStorageError(Exception):
+class EvidenceStorageError(_v1.EvidenceError):
     """The evidence root or a record could not be written.
 
     The message never contains a path or the operating system's text; the
@@ -132,7 +132,7 @@ class EvidenceStorageError(Exception):
         return cls(reason, evidence_id=evidence_id, file=file)
 
 
-class EvidenceValueError(ValueError):
+class EvidenceValueError(_v1.EvidenceError, ValueError):
     """A value cannot be stored as canonical JSON (NaN, a non-JSON type, a non-string key)."""
 
 
@@ -290,8 +290,6 @@ def _encode_with_fragments(value: Any) -> list[bytes]:
 
 # ------------------------------------------------------------ file system
 
-#: Tests set this to False to run the Windows code path on POSIX.
-USE_DIR_FD = _v1.USE_DIR_FD
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
@@ -364,7 +362,7 @@ class _RecordDir:
 
 def _make_record_dir(root: str) -> tuple[str, _RecordDir]:
     """Create a fresh record directory with a new random ID; never reuse one."""
-    if USE_DIR_FD:
+    if _v1.USE_DIR_FD:  # read at call time: tests switch it off
         root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
         try:
             for _ in range(16):

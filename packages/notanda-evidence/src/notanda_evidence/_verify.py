@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 
-from .verify_file import RecordResult, verify_record
+from .verify_file import EvidenceError, RecordResult, verify_record
 
 __all__ = ["VerificationError", "verify_or_raise"]
 
 
-class VerificationError(Exception):
+class VerificationError(EvidenceError):
     """A record did not verify; ``result`` holds every finding."""
 
     def __init__(self, result: RecordResult) -> None:

@@ -44,7 +44,7 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 #: The oldest Python this file runs on.
 MIN_PYTHON = (3, 9)
@@ -286,6 +286,16 @@ class RootResult:
     findings: tuple[Finding, ...]
 
 
+class RecordsVerifier(Protocol):
+    """Verifies ``(path, receipt)`` pairs and returns their results in the same order."""
+
+    def __call__(
+        self, tasks: Sequence[tuple[str, object]], *, full: bool, keep_payloads: bool
+    ) -> Sequence[RecordResult]:
+        """Verify *tasks* as :func:`verify_record` would, one result per pair, in order."""
+        ...
+
+
 # ----------------------------------------------------------------- encoding
 
 
@@ -454,6 +464,7 @@ class _Unsafe(Exception):
 
 
 #: True where descriptor-relative, no-follow opens exist (Linux, macOS, BSD).
+#: The one definition: the writer and the log read it here, at call time.
 #: Tests set it to False to exercise the Windows code path on POSIX.
 USE_DIR_FD = (
     hasattr(os, "O_NOFOLLOW")
@@ -1013,6 +1024,7 @@ def verify_root(
     *,
     full: bool = False,
     keep_payloads: bool = False,
+    verify_many: RecordsVerifier | None = None,
 ) -> RootResult:
     """Verify every record under an evidence root.
 
@@ -1020,31 +1032,41 @@ def verify_root(
     opened as records; ``.notanda/`` is reserved for the log and lock files.
     The parsed payloads are dropped unless *keep_payloads* asks for them.
     The cyclic garbage collector is paused for the pass
-    (:func:`collection_paused`).
+    (:func:`collection_paused`). *verify_many*, if given, verifies the
+    records instead (the installed package's ``--jobs`` process pool): it
+    gets ``(path, receipt)`` pairs in name order and must return their
+    results in that order; by default this process verifies them one by one.
     """
     text_root = os.fspath(root)
     receipts = receipts or {}
     findings: list[Finding] = []
-    records: list[RecordResult] = []
+    tasks: list[tuple[str, object]] = []
     with os.scandir(text_root) as scan:
         names = sorted(entry.name for entry in scan)
+    for name in names:
+        if name == RESERVED_DIR:
+            continue
+        if is_evidence_id(name):
+            tasks.append((os.path.join(text_root, name), receipts.get(name)))
+        else:
+            hint = "looks like an evidence ID but is not one" if _near_miss(name) else None
+            findings.append(Finding(Code.ROOT_STRAY_ENTRY, Severity.WARNING, name, hint))
     with collection_paused():
-        for name in names:
-            if name == RESERVED_DIR:
-                continue
-            if is_evidence_id(name):
-                records.append(
-                    verify_record(
-                        os.path.join(text_root, name),
-                        receipts.get(name),
-                        full=full,
-                        keep_payloads=keep_payloads,
-                    )
-                )
-            else:
-                hint = "looks like an evidence ID but is not one" if _near_miss(name) else None
-                findings.append(Finding(Code.ROOT_STRAY_ENTRY, Severity.WARNING, name, hint))
+        if verify_many is not None:
+            records = list(verify_many(tasks, full=full, keep_payloads=keep_payloads))
+        else:
+            records = verify_each(tasks, full=full, keep_payloads=keep_payloads)
     return RootResult(text_root, tuple(records), tuple(findings))
+
+
+def verify_each(
+    tasks: Sequence[tuple[str, object]], *, full: bool = False, keep_payloads: bool = False
+) -> list[RecordResult]:
+    """Verify ``(path, receipt)`` pairs in this process, one by one, in order."""
+    return [
+        verify_record(path, receipt, full=full, keep_payloads=keep_payloads)
+        for path, receipt in tasks
+    ]
 
 
 @contextlib.contextmanager
@@ -1075,7 +1097,15 @@ def _is_record_path(path: str) -> bool:
     return is_evidence_id(os.path.basename(os.path.normpath(path)))
 
 
-class UsageError(Exception):
+class EvidenceError(Exception):
+    """The base of every error ``notanda_evidence`` raises to a caller.
+
+    The installed package's errors (storage, log, citation, proof,
+    verification) all derive from it, and so does :class:`UsageError`.
+    """
+
+
+class UsageError(EvidenceError):
     """A command-line usage problem (exit code 2).
 
     ``str()`` gives the problem, then (on a line of its own, after
@@ -1105,11 +1135,13 @@ def verify_paths(
     receipts: Mapping[str, object] | None = None,
     *,
     full: bool = False,
+    verify_many: RecordsVerifier | None = None,
 ) -> tuple[list[RecordResult], list[Finding]]:
     """Verify record directories and evidence roots given on a command line.
 
     Every receipt in *receipts* must match a record under *paths*; one for a
-    record that is not there is reported as ``record.missing``.
+    record that is not there is reported as ``record.missing``. The records
+    of a root go to *verify_many* when given (see :func:`verify_root`).
 
     Raises:
         UsageError: A PATH does not exist or holds no record at all.
@@ -1133,7 +1165,7 @@ def verify_paths(
                     f"{path}: not a record folder or an evidence root ({_why_not_a_record(path)})",
                     _ROOT_REMEDY,
                 )
-            root = verify_root(path, receipts, full=full)
+            root = verify_root(path, receipts, full=full, verify_many=verify_many)
             if not root.records:
                 raise UsageError(f"{path}: holds no evidence record", _ROOT_REMEDY)
             for result in root.records:
@@ -1308,17 +1340,24 @@ def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the versioned JSON report")
 
 
-def run_verify(args: argparse.Namespace, out: Any = None, err: Any = None) -> int:
+def run_verify(
+    args: argparse.Namespace,
+    out: Any = None,
+    err: Any = None,
+    *,
+    verify_many: RecordsVerifier | None = None,
+) -> int:
     """Run a parsed ``verify`` command line and return its exit code.
 
     Exit 1 only ever means a finding. A usage problem is exit 2 with the
     problem and its remedy; so is a failure of the verifier itself (a bug),
     which gives no verdict and says so in one line instead of a traceback.
+    *verify_many* verifies the records of each root (see :func:`verify_root`).
     """
     out = out or sys.stdout
     err = err or sys.stderr
     try:
-        return _run_verify(args, out, err)
+        return _run_verify(args, out, err, verify_many)
     except Exception as exc:  # the documented exit code, never Python's 1
         print(
             f"error: internal error in the verifier ({type(exc).__name__}); no verdict was given",
@@ -1332,7 +1371,9 @@ def run_verify(args: argparse.Namespace, out: Any = None, err: Any = None) -> in
         return 2
 
 
-def _run_verify(args: argparse.Namespace, out: Any, err: Any) -> int:
+def _run_verify(
+    args: argparse.Namespace, out: Any, err: Any, verify_many: RecordsVerifier | None
+) -> int:
     try:
         receipts: dict[str, object] = {}
         if args.receipt is not None:
@@ -1352,7 +1393,9 @@ def _run_verify(args: argparse.Namespace, out: Any, err: Any) -> int:
             receipts[_basename(path)] = args.receipt
         elif args.receipts is not None:
             receipts.update(read_receipts_file(args.receipts))
-        records, warnings = verify_paths(args.paths, receipts, full=args.full)
+        records, warnings = verify_paths(
+            args.paths, receipts, full=args.full, verify_many=verify_many
+        )
     except UsageError as exc:
         for line in exc.lines():
             print(line, file=err)

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from notanda_evidence.verify_file import printable, printable_json
 
-from ._cli import UsageParser, _Usage, check_configuration, resolve_evidence_dir
 from ._schemas import VERDICTS
+from ._usage import UsageParser, _Usage, check_configuration, resolve_evidence_dir
 
 if TYPE_CHECKING:
     import httpx

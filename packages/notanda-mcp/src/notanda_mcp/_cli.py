@@ -17,119 +17,19 @@ place, and the provider client is not imported until the first search.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any, NoReturn
+from collections.abc import Sequence
 
+from ._usage import (
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageParser,
+    _Usage,
+    check_configuration,
+    parse_toolsets,
+    resolve_evidence_dir,
+)
 from ._version import __version__
-
-EXIT_OK = 0
-#: ``doctor``: a check failed; ``demo``: a step failed.
-EXIT_PROBLEM = 1
-#: The server: a second SIGTERM or SIGINT stopped it without waiting.
-EXIT_FORCED = 1
-EXIT_USAGE = 2
-
-
-class _Usage(Exception):
-    pass
-
-
-class UsageParser(argparse.ArgumentParser):
-    """An argument parser whose usage errors end with a one-line remedy."""
-
-    def error(self, message: str) -> NoReturn:
-        from notanda_evidence.verify_file import printable
-
-        self.print_usage(sys.stderr)
-        self.exit(
-            EXIT_USAGE,
-            f"{self.prog}: error: {printable(message)}\n"
-            f"{self.prog}: remedy: run '{self.prog} --help' for every option\n",
-        )
-
-
-def resolve_evidence_dir(text: str, *, create: bool, relative: bool = False) -> Path:
-    """Expand ``~``, refuse relative paths and files, create a missing folder (0700).
-
-    With *relative*, a relative path is taken from the working directory
-    instead (a command run by a person; no MCP client chose that directory).
-
-    Raises:
-        _Usage: with a one-line message.
-    """
-    path = Path(os.path.expanduser(text))
-    if relative:
-        path = path.absolute()
-    if not path.is_absolute():
-        raise _Usage(
-            "--evidence-dir must be an absolute path: MCP clients start servers in "
-            "arbitrary working directories; give the full path, "
-            'e.g. --evidence-dir "$HOME/evidence"'
-        )
-    if path.exists() and not path.is_dir():
-        raise _Usage("--evidence-dir names a file, not a folder: name a folder (new or existing)")
-    if create and not path.exists():
-        try:
-            path.mkdir(mode=0o700, parents=True)
-        except OSError as exc:
-            raise _Usage(
-                f"cannot create the evidence folder ({type(exc).__name__}): create it yourself "
-                "(mkdir -m 700 DIR) or name a folder whose parent you can write"
-            ) from None
-    return path
-
-
-def parse_toolsets(text: str) -> tuple[str, ...]:
-    """The ``--toolsets`` value as toolset names (``search`` always among them).
-
-    Raises:
-        _Usage: The list is empty, has an empty item, or names an unknown toolset.
-    """
-    from ._schemas import Toolset, resolve_toolsets
-
-    names = [name.strip() for name in text.split(",")]
-    known = ",".join(toolset.value for toolset in Toolset)
-    if not all(names):
-        raise _Usage(
-            f"--toolsets has an empty name: give a comma-separated list of {known}, "
-            "e.g. --toolsets search,references"
-        )
-    try:
-        return resolve_toolsets(names)
-    except ValueError:
-        raise _Usage(
-            f"--toolsets names an unknown toolset: give a comma-separated list of {known}, "
-            "e.g. --toolsets search,references"
-        ) from None
-
-
-def check_configuration(env: Mapping[str, str] | None = None) -> Any:
-    """Load the notanda core configuration the way the server does at start-up.
-
-    The one check both the server and ``doctor`` run, so they cannot disagree.
-
-    Returns:
-        The loaded configuration (``harvester.config.Config``).
-
-    Raises:
-        _Usage: The configuration is unusable. The one-line message names the
-            variable, the path HARVESTER_CONFIG gives, the problem and what to
-            do, and never a value read from the file or the environment.
-    """
-    from notanda_openalex import ConfigurationError, load_core_config
-
-    try:
-        return load_core_config(env)
-    except ConfigurationError as exc:
-        source = os.environ if env is None else env
-        path = source.get("HARVESTER_CONFIG")
-        where = f"HARVESTER_CONFIG={path}" if path else "the HARVESTER_* variables"
-        raise _Usage(
-            f"unusable notanda configuration ({where}): {exc}; {exc.problem.remedy}"
-        ) from None
 
 
 def _server_parser() -> argparse.ArgumentParser:

@@ -27,13 +27,12 @@ from typing import Any
 
 from notanda_evidence.verify_file import printable, printable_json
 
-from ._cli import UsageParser, _Usage, parse_toolsets
 from ._schemas import tool_names
+from ._stdio_client import stdio_session
+from ._usage import EXIT_OK, EXIT_USAGE, UsageParser, _Usage, parse_toolsets
 from ._version import __version__
 
-EXIT_OK = 0
 EXIT_TOOL_ERROR = 1
-EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
 EXIT_MISMATCH = 4
 #: Fields a search adds to the stored response when answering (``docs/evidence-format.md``).
@@ -95,46 +94,36 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _server_parameters(args: argparse.Namespace) -> Any:
-    from mcp import StdioServerParameters
-
+def _server_command(args: argparse.Namespace) -> list[str]:
     if args.server_command:
-        command = shlex.split(args.server_command)
-    else:
-        command = [sys.executable, "-m", "notanda_mcp", "--evidence-dir", args.evidence_dir]
-        command += ["--toolsets", ",".join(args.toolsets)]
-    # The server reads its key from the environment or HARVESTER_CONFIG; pass both on.
-    return StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+        return shlex.split(args.server_command)
+    command = [sys.executable, "-m", "notanda_mcp", "--evidence-dir", args.evidence_dir]
+    return [*command, "--toolsets", ",".join(args.toolsets)]
 
 
 async def _session(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
-    from mcp import Client
-    from mcp_types import Implementation
-
-    mode: Any = PROTOCOLS[args.protocol]
-    client_info = Implementation(name="notanda-mcp-client", version=__version__)
-    async with Client(
-        _server_parameters(args),
-        mode=mode,
-        client_info=client_info,
+    # The server reads its key from the environment or HARVESTER_CONFIG; pass both on.
+    async with stdio_session(
+        _server_command(args),
+        client_name="notanda-mcp-client",
+        env=os.environ,
+        mode=PROTOCOLS[args.protocol],
         read_timeout_seconds=args.timeout,
-    ) as client:
-        names = tuple(sorted(tool.name for tool in (await client.list_tools()).tools))
+    ) as session:
         expected = tool_names(args.toolsets)
-        if names != expected:
-            raise _Unreachable(f"the server offers {list(names)}, not {list(expected)}")
+        if session.tools != expected:
+            raise _Unreachable(f"the server offers {list(session.tools)}, not {list(expected)}")
         if args.query is not None:
             arguments: dict[str, Any] = {"query": args.query, "limit": args.limit}
-            result = await client.call_tool("search_literature", arguments)
+            content, is_error = await session.call("search_literature", arguments)
         else:
             arguments = {"evidence_id": args.evidence_id}
             if args.receipt is not None:
                 arguments["receipt"] = args.receipt
-            result = await client.call_tool("get_evidence", arguments)
-    content = result.structured_content
+            content, is_error = await session.call("get_evidence", arguments)
     if not isinstance(content, dict):
         raise _Unreachable("the server answered without structured content")
-    return content, bool(result.is_error)
+    return content, is_error
 
 
 def stored_matches(evidence_dir: Path, content: dict[str, Any]) -> bool:

@@ -50,7 +50,7 @@ def _prepare(text: str) -> Path:
     Raises:
         _Usage: with a one-line message and remedy.
     """
-    from ._cli import _Usage
+    from ._usage import _Usage
 
     path = Path(os.path.expanduser(text)).absolute()
     remedy = "name a new or empty folder, e.g. notanda-mcp demo ~/notanda-demo"
@@ -147,7 +147,7 @@ def _same_record(output: str, searched: dict[str, Any]) -> bool:
 
 def run_demo(directory: str) -> int:
     """Run the demo into *directory* and return the exit code."""
-    from ._cli import EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, _Usage
+    from ._usage import EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, _Usage
 
     try:
         root = _prepare(directory)

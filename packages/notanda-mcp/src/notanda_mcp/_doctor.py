@@ -3,7 +3,7 @@
 It checks, in order: the Python version; the evidence folder, if given
 (create, fsync and remove a file under ``DIR/.notanda/``, warn about tmpfs,
 network file systems and loose permissions); the configuration, with the
-very check the server runs at start-up (``_cli.check_configuration``) and the
+very check the server runs at start-up (``_usage.check_configuration``) and the
 OpenAlex client's own verdict on whether every search would be refused
 (``configuration_problem``), never printing the key, and whether the
 configuration file is owner-only; then an offline end-to-end self-test in a temporary folder,
@@ -101,7 +101,7 @@ def _check_python(report: _Report) -> None:
 
 
 def _probe_folder(report: _Report, text: str) -> Path | None:
-    from ._cli import _Usage, resolve_evidence_dir
+    from ._usage import _Usage, resolve_evidence_dir
 
     try:
         path = resolve_evidence_dir(text, create=True)
@@ -145,7 +145,7 @@ def _check_configuration(report: _Report) -> None:
     """
     from notanda_openalex import ConfigurationDetail, OpenAlexClient
 
-    from ._cli import _Usage, check_configuration
+    from ._usage import _Usage, check_configuration
 
     try:
         config = check_configuration()
@@ -189,24 +189,15 @@ async def call_tools(
 
     Returns each call's (structured content, isError), and the tool names offered.
     """
-    from mcp import Client, StdioServerParameters
-    from mcp_types import Implementation
+    from ._stdio_client import stdio_session
 
-    from ._version import __version__
-
-    params = StdioServerParameters(
-        command=command[0],
-        args=command[1:],
-        env={k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"},
-    )
-    info = Implementation(name="notanda-mcp-doctor", version=__version__)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
     answers = []
-    async with Client(params, mode="auto", client_info=info, read_timeout_seconds=60) as client:
-        names = sorted(tool.name for tool in (await client.list_tools()).tools)
+    async with stdio_session(command, client_name="notanda-mcp-doctor", env=env) as session:
         for tool, arguments in calls:
-            result = await client.call_tool(tool, arguments)
-            content = result.structured_content
-            answers.append((content if isinstance(content, dict) else {}, bool(result.is_error)))
+            content, failed = await session.call(tool, arguments)
+            answers.append((content if isinstance(content, dict) else {}, failed))
+    names = list(session.tools)
     return answers, names
 
 

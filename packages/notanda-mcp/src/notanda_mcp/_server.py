@@ -38,7 +38,6 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
-from ._cli import EXIT_FORCED
 from ._logging import LOGGER
 from ._resources import EvidenceResources, evidence_link
 from ._schemas import (
@@ -51,6 +50,7 @@ from ._schemas import (
 )
 from ._service import CHECK_CONCURRENCY, CHECK_DEADLINE_S, Caller, EvidenceService, Reply
 from ._stdin import MAX_LINE_BYTES, LineTooLong, StoppableStdin
+from ._usage import EXIT_FORCED
 from ._version import __version__
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""Stable error codes and the two exceptions a caller of this package can meet.
+"""Stable error codes, and the exceptions a caller of this package can meet under one base.
 
 Every string here is part of the public contract and is documented in
 ``docs/openalex-client.md``: renaming a member is a breaking change. No message
@@ -18,6 +18,7 @@ __all__ = [
     "ConfigurationError",
     "ErrorCode",
     "InputReason",
+    "OpenAlexError",
     "ProviderReason",
     "ReferenceInputError",
     "SearchInputError",
@@ -188,7 +189,17 @@ _CONFIG_REMEDIES: dict[ConfigProblem, str] = {
 }
 
 
-class SearchInputError(Exception):
+class OpenAlexError(Exception):
+    """The base of every exception this package raises to a caller.
+
+    Attributes:
+        code: The stable :class:`ErrorCode` of the error.
+    """
+
+    code: ErrorCode
+
+
+class SearchInputError(OpenAlexError):
     """An argument to :func:`~notanda_openalex.prepare_search` was rejected.
 
     The message names the field and the reason only; it never repeats the input.
@@ -210,7 +221,7 @@ class SearchInputError(Exception):
         return {"code": self.code.value, "field": self.field, "reason": self.reason.value}
 
 
-class ConfigurationError(Exception):
+class ConfigurationError(OpenAlexError):
     """The notanda core configuration could not be loaded.
 
     The message is one fixed line naming the kind of problem. It never contains
