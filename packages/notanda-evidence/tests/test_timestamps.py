@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from notanda_evidence import EvidenceStorageError, StorageReason
 from notanda_evidence._timestamps import (
+    MAX_TOKEN_BYTES,
     checkpoint_bytes,
     checkpoint_digest,
     store_token,
@@ -92,7 +93,9 @@ def test_a_link_in_the_tokens_folder_place_is_refused(tmp_path: Path) -> None:
     assert list(elsewhere.iterdir()) == []
 
 
-@pytest.mark.parametrize(("size", "der"), [(-1, b"x"), (1, b""), (1, "text")])
+@pytest.mark.parametrize(
+    ("size", "der"), [(-1, b"x"), (1, b""), (1, "text"), (1, bytes(MAX_TOKEN_BYTES + 1))]
+)
 def test_only_a_real_size_and_bytes_are_stored(tmp_path: Path, size: int, der: object) -> None:
     with pytest.raises(ValueError, match="token"):
         store_token(tmp_path, size, der)  # type: ignore[arg-type]

@@ -17,6 +17,7 @@ from .verify_file import RESERVED_DIR
 
 __all__ = [
     "CHECKPOINT_PREFIX",
+    "MAX_TOKEN_BYTES",
     "TIMESTAMPS_DIR",
     "TOKEN_SUFFIX",
     "checkpoint_bytes",
@@ -65,6 +66,11 @@ def token_size(name: str) -> int | None:
     return None if match is None else int(match.group(1))
 
 
+#: The largest token stored (a response carrying a long certificate chain is
+#: under 16 KiB); a writer refuses more, so a reader never needs to read more.
+MAX_TOKEN_BYTES = 64 * 1024
+
+
 def store_token(root: str | os.PathLike[str], size: int, der: bytes) -> bool:
     """Store the ``TimeStampResp`` *der* for the head of *size* entries, durably and exclusively.
 
@@ -79,13 +85,14 @@ def store_token(root: str | os.PathLike[str], size: int, der: bytes) -> bool:
         was already there (nothing was changed).
 
     Raises:
-        ValueError: *size* is not a token's size, or *der* is not non-empty bytes.
+        ValueError: *size* is not a token's size, or *der* is not non-empty
+            bytes of at most :data:`MAX_TOKEN_BYTES`.
         EvidenceStorageError: The folder or the file could not be written
             (``reason`` says why; a link in the folders' place is ``symlink``).
     """
     name = token_name(size)
-    if not isinstance(der, bytes) or not der:
-        raise ValueError("a token is non-empty bytes")
+    if not isinstance(der, bytes) or not der or len(der) > MAX_TOKEN_BYTES:
+        raise ValueError(f"a token is 1 to {MAX_TOKEN_BYTES} bytes")
     folder_path = os.path.join(os.fspath(root), *TIMESTAMPS_DIR.split("/"))
     try:
         open_private_folder(os.path.dirname(folder_path)).close()

@@ -6,7 +6,8 @@ offline demo evidence in DIR (``_demo.py``). Exit codes (``docs/errors.md``):
 0 served until the client left (doctor: ready; demo: every step worked); 1
 doctor found a problem, a demo step failed, or a second signal stopped the
 server at once; 2 usage error, bad evidence directory or unusable
-configuration. Every usage error ends with a one-line remedy.
+configuration (also a bad ``--timestamp-url`` or ``--timestamp-every``).
+Every usage error ends with a one-line remedy.
 
 Nothing heavy is imported before the arguments are checked and logging is in
 place, and the provider client is not imported until the first search.
@@ -131,6 +132,18 @@ def _server_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="searches that may run at once (default: 2)",
     )
+    parser.add_argument(
+        "--timestamp-url",
+        metavar="URL",
+        help="an RFC 3161 time-stamp authority: stamp the log's head there (off by default)",
+    )
+    parser.add_argument(
+        "--timestamp-every",
+        default="300",
+        metavar="SECONDS",
+        help="with --timestamp-url, how often to stamp what was logged since (at least 1; "
+        "default: 300)",
+    )
     return parser
 
 
@@ -148,7 +161,14 @@ def _doctor_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--live",
         action="store_true",
-        help="also run one real OpenAlex search into DIR (needs network and a key)",
+        help="also run one real OpenAlex search into DIR (needs network and a key), and ask "
+        "the --timestamp-url TSA once",
+    )
+    parser.add_argument(
+        "--timestamp-url",
+        metavar="URL",
+        help="the time-stamp authority the server is given: with --live, ask it once and check "
+        "its answer; with --evidence-dir, say when DIR was last stamped",
     )
     return parser
 
@@ -176,7 +196,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ._doctor import run_doctor
 
         doctor_args = _doctor_parser().parse_args(args_list[1:])
-        return run_doctor(doctor_args.evidence_dir, live=doctor_args.live)
+        return run_doctor(
+            doctor_args.evidence_dir,
+            live=doctor_args.live,
+            timestamp_url=doctor_args.timestamp_url,
+        )
     if args_list[:1] == ["demo"]:
         from ._demo import run_demo
 
@@ -188,6 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.search_slots < 1:
             raise _Usage("--search-slots must be at least 1: give 1 or more (default 2)")
+        every = _timestamp_settings(args.timestamp_url, args.timestamp_every)
         root = resolve_evidence_dir(args.evidence_dir, create=True)
         check_configuration()
     except _Usage as exc:
@@ -197,5 +222,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     from ._server import build_server
 
-    build_server(root, search_slots=args.search_slots).run()
+    build_server(
+        root,
+        search_slots=args.search_slots,
+        timestamp_url=args.timestamp_url,
+        timestamp_every=every,
+    ).run()
     return EXIT_OK
+
+
+def _timestamp_settings(url: str | None, every: str) -> float:
+    """Check ``--timestamp-url`` and ``--timestamp-every``; return the interval in seconds.
+
+    Raises:
+        _Usage: with the one-line message of the check that failed.
+    """
+    from ._stamper import check_timestamp_url, parse_every
+
+    try:
+        if url is not None:
+            check_timestamp_url(url)
+        return parse_every(every)
+    except ValueError as exc:
+        raise _Usage(str(exc)) from None

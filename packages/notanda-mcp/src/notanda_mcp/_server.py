@@ -23,6 +23,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -41,6 +42,13 @@ from ._cli import EXIT_FORCED
 from ._logging import LOGGER
 from ._schemas import GET_EVIDENCE, TOOLS
 from ._service import EvidenceService, Reply
+from ._stamper import (
+    DEFAULT_TIMESTAMP_EVERY_S,
+    MINIMUM_TIMESTAMP_EVERY_S,
+    TIMESTAMP_DEADLINE_S,
+    Stamper,
+    check_timestamp_url,
+)
 from ._stdin import MAX_LINE_BYTES, LineTooLong, StoppableStdin
 from ._version import __version__
 
@@ -70,6 +78,8 @@ class _Calls:
 
     def __init__(self) -> None:
         self.closing = False
+        #: ``time.monotonic()`` when the shutdown began: the grace counts from there.
+        self.closed_at: float | None = None
         self.count = 0
         self.abandoned = 0
         self._scopes: set[anyio.CancelScope] = set()
@@ -112,6 +122,7 @@ class _Calls:
         if self.closing:
             return
         self.closing = True
+        self.closed_at = time.monotonic()
         if self.count:
             LOGGER.info("waiting up to %.1f s for %d search(es) in flight", grace_s, self.count)
         deadline = anyio.current_time() + grace_s
@@ -211,10 +222,25 @@ class NotandaServer:
         env: Mapping[str, str] | None,
         on_stage: StageCallback | None,
         search_slots: int,
+        timestamp_url: str | None = None,
+        timestamp_every: float = DEFAULT_TIMESTAMP_EVERY_S,
+        timestamp_deadline_s: float = TIMESTAMP_DEADLINE_S,
     ) -> None:
         self.evidence_dir = evidence_dir
         self.service = EvidenceService(
             evidence_dir, transport=transport, env=env, on_stage=on_stage, search_slots=search_slots
+        )
+        #: Stamps log heads with the TSA at ``timestamp_url``; None when stamping is off.
+        self.stamper = (
+            None
+            if timestamp_url is None
+            else Stamper(
+                evidence_dir,
+                timestamp_url,
+                every_s=timestamp_every,
+                deadline_s=timestamp_deadline_s,
+                head=self.service.log_head,
+            )
         )
         self.calls = _Calls()
         self._validators = _Validators()
@@ -352,6 +378,9 @@ class NotandaServer:
                 await _refuse_line(transport[0], refused)
 
         stdin = StoppableStdin(on_end=self.calls.drain_at_end, on_too_long=on_too_long)
+        if self.stamper is not None:
+            self.stamper.start()
+            LOGGER.info("stamping log heads every %g s", self.stamper.every_s)
         try:
             async with (
                 stdio_server(stdin=cast(Any, stdin)) as (read, write),
@@ -365,6 +394,8 @@ class NotandaServer:
                     _AnswerWatch(write, self.calls),
                     self.lowlevel.create_initialization_options(),
                 )
+                # Still under the signal watch: a second signal stops this too.
+                await anyio.to_thread.run_sync(self.stop_stamping, abandon_on_cancel=True)
                 tasks.cancel_scope.cancel()
         except* (BrokenPipeError, ConnectionResetError):
             # The client closed its end before the last answers: nobody is
@@ -389,9 +420,16 @@ class NotandaServer:
                     LOGGER.info("shutting down (%s)", signal.Signals(signum).name)
                     draining.start_soon(drain)
 
+    def stop_stamping(self) -> None:
+        """Stop the stamper, stamping once more if that fits in the shutdown's grace."""
+        if self.stamper is not None:
+            began = self.calls.closed_at
+            self.stamper.stop((time.monotonic() if began is None else began) + SHUTDOWN_GRACE_S)
+
     def run(self) -> None:
         """Serve on stdio until the client goes away or a signal arrives."""
         anyio.run(self.serve_stdio)
+        self.stop_stamping()  # when the transport broke before the last answers
         if self.calls.abandoned:
             LOGGER.warning(
                 "stopped with %d unsealed search(es) left incomplete", self.calls.abandoned
@@ -479,6 +517,9 @@ def build_server(
     config: Mapping[str, str] | None = None,
     on_stage: StageCallback | None = None,
     search_slots: int = 2,
+    timestamp_url: str | None = None,
+    timestamp_every: float = DEFAULT_TIMESTAMP_EVERY_S,
+    timestamp_deadline_s: float = TIMESTAMP_DEADLINE_S,
 ) -> NotandaServer:
     """Build the server for one evidence root; the documented test seam.
 
@@ -494,6 +535,11 @@ def build_server(
             at the server's own ``provider_wait`` and ``before_reply``.
         search_slots: Searches that may run at once; later ones wait, inside
             their deadline, for a slot.
+        timestamp_url: An RFC 3161 time-stamp authority; when given, the
+            server stamps its log heads there (``_stamper.py``), over real
+            HTTP whatever *transport* is.
+        timestamp_every: Seconds between two stamps, at least 1.
+        timestamp_deadline_s: The most one exchange with the TSA may take.
 
     Returns:
         The server; call ``.run()`` to serve on stdio.
@@ -503,6 +549,19 @@ def build_server(
         raise NotADirectoryError("the evidence directory must exist")
     if search_slots < 1:
         raise ValueError("search_slots must be at least 1")
+    if timestamp_url is not None:
+        check_timestamp_url(timestamp_url)
+    if not timestamp_every >= MINIMUM_TIMESTAMP_EVERY_S:
+        raise ValueError("timestamp_every must be at least 1 second")
+    if not timestamp_deadline_s > 0:
+        raise ValueError("timestamp_deadline_s must be positive")
     return NotandaServer(
-        root, transport=transport, env=config, on_stage=on_stage, search_slots=search_slots
+        root,
+        transport=transport,
+        env=config,
+        on_stage=on_stage,
+        search_slots=search_slots,
+        timestamp_url=timestamp_url,
+        timestamp_every=timestamp_every,
+        timestamp_deadline_s=timestamp_deadline_s,
     )

@@ -32,7 +32,7 @@ from ._logging import LOGGER
 
 if TYPE_CHECKING:
     import httpx
-    from notanda_evidence import EvidenceLog, EvidenceStore, RecordWriter, StageCallback
+    from notanda_evidence import EvidenceLog, EvidenceStore, Head, RecordWriter, StageCallback
     from notanda_openalex import OpenAlexClient, SearchRequest, SearchResult
 
 __all__ = ["NOTICE", "SEARCH_DEADLINE_S", "EvidenceService", "Reply", "remedy_for"]
@@ -175,6 +175,15 @@ class EvidenceService:
 
                 self._log = EvidenceLog(self.root, on_stage=self._on_stage)
             return self._log
+
+    def log_head(self) -> Head:
+        """The log's current head, read under the log guard (what the stamper stamps).
+
+        Raises:
+            LogUnavailable: The log could not be read; ``reason`` says why.
+        """
+        log = self._evidence_log()
+        return log_call(log, log.head)
 
     def _stage(self, stage: str, evidence_id: str) -> None:
         if self._on_stage is not None:
