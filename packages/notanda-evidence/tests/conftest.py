@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,3 +43,14 @@ def materialize(tmp_path: Path) -> Callable[[str], Path]:
 def log_case(tmp_path: Path) -> Callable[[str], Path]:
     """A log vector case, ready to audit."""
     return _materializer(tmp_path, "log-cases", LOG_EXPECTED)
+
+
+# The test time-stamp authority (OpenSSL's own), shared with notanda-mcp's tests.
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests-support"))
+from tsa_authority import Authorities, create_authorities  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def tsa(tmp_path_factory: pytest.TempPathFactory) -> Authorities:
+    """A trusted and an untrusted RFC 3161 authority, made once per test run."""
+    return create_authorities(tmp_path_factory.mktemp("tsa"))
