@@ -64,6 +64,13 @@ def _run(openssl: str, *args: str | Path, stdin: bytes | None = None) -> bytes:
     return completed.stdout
 
 
+#: The CA's longer name makes its certificate longer than the TSA's, so that
+#: ``openssl ts -reply``, which writes the signer first and then the chain (a
+#: SEQUENCE, where CMS wants a DER-sorted SET OF), happens to write the two in
+#: DER order: rfc3161-client, which the server checks answers with, refuses a
+#: certificate set out of order (``tsa_unparsable``), as it would from any TSA.
+_CA_UNIT = "Throwaway certification authority for the offline tests only"
+
 _CA_EXTENSIONS = """\
 [ca]
 basicConstraints = critical, CA:TRUE
@@ -237,7 +244,7 @@ def _authority(directory: Path, name: str, openssl: str) -> TimeStampAuthority:
         "-key",
         ca_key,
         "-subj",
-        f"/O=Notanda tests/CN={name} CA",
+        f"/O=Notanda tests/OU={_CA_UNIT}/CN={name} CA",
         "-out",
         directory / "ca.csr",
     )
