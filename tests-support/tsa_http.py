@@ -145,7 +145,7 @@ def _handler(tsa: LoopbackTSA) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def do_POST(self) -> None:  # noqa: N802 - the http.server name
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length)
             headers = {key.lower(): value for key, value in self.headers.items()}
@@ -162,7 +162,7 @@ def _handler(tsa: LoopbackTSA) -> type[BaseHTTPRequestHandler]:
             except OSError:
                 pass  # the client gave up waiting (a deadline test): nobody to answer
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
     return Handler

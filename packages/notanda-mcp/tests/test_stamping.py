@@ -106,7 +106,7 @@ def test_the_interval_is_a_decimal_number_of_seconds_at_least_one(text: str) -> 
 
 @pytest.mark.parametrize("text", ["0", "0.99", "-5", "1e3", "nan", "inf", "", " 5", "5s", "1,5"])
 def test_other_intervals_are_refused_with_a_remedy(text: str) -> None:
-    with pytest.raises(ValueError, match="give e.g. --timestamp-every 300"):
+    with pytest.raises(ValueError, match=r"give e\.g\. --timestamp-every 300"):
         parse_every(text)
 
 
@@ -151,7 +151,8 @@ def test_bad_timestamp_options_exit_2_with_one_line_and_a_remedy(
     assert done.returncode == 2
     [line] = done.stderr.splitlines()
     assert line.startswith("notanda-mcp: --timestamp-")
-    assert ": give " in line and "e.g. --timestamp-" in line  # what to give instead
+    assert ": give " in line
+    assert "e.g. --timestamp-" in line
     assert "pw@" not in line
     assert not (tmp_path / ".notanda").exists()
 
@@ -362,9 +363,11 @@ async def test_the_background_thread_stamps_and_stops(
         assert _tokens(evidence_root) == ["1.tsr"]
     finally:
         server.stop_stamping()
-    assert stamper._thread is not None and not stamper._thread.is_alive()
+    assert stamper._thread is not None
+    assert not stamper._thread.is_alive()
 
 
 def test_every_code_has_a_one_line_remedy() -> None:
     for code in StampCode:
-        assert code.remedy and "\n" not in code.remedy, code
+        assert code.remedy, code
+        assert "\n" not in code.remedy, code

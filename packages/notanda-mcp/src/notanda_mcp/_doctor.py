@@ -376,7 +376,9 @@ def _last_stamp(report: _Report, root: Path, url: str | None) -> None:
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException:  # rfc3161-client's parser may panic on hostile bytes
-        report.warn(f"the newest time-stamp token, {name}, cannot be read: run notanda-evidence audit")
+        report.warn(
+            f"the newest time-stamp token, {name}, cannot be read: run notanda-evidence audit"
+        )
         return
     report.ok(
         f"the evidence folder was last stamped at {when.isoformat()} (the genTime in {name}, "

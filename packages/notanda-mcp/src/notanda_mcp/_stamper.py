@@ -461,4 +461,3 @@ class Stamper:
             LOGGER.info("the last stamp is left to the next start (%s)", "no time left")
             return
         self.stamp_once(min(self.deadline_s, left))
-
