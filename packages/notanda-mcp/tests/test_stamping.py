@@ -9,6 +9,7 @@ generous limits.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
@@ -19,7 +20,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import KEY, clean_env, make_server, open_session, search
+from conftest import (
+    HANDSHAKE_VERSION,
+    KEY,
+    clean_env,
+    disallowed_stderr_lines,
+    launcher_command,
+    make_server,
+    open_session,
+    search,
+)
 from notanda_evidence import EvidenceLog
 from notanda_evidence._timestamps import checkpoint_bytes, token_name
 from notanda_mcp import NotandaServer
@@ -365,6 +375,69 @@ async def test_the_background_thread_stamps_and_stops(
         server.stop_stamping()
     assert stamper._thread is not None
     assert not stamper._thread.is_alive()
+
+
+# ------------------------------------------------------------ over real stdio
+
+
+def _serve_one_search(root: Path, url: str, *args: str) -> str:
+    """A stdio server that answers one search and then sees stdin close; its stderr."""
+    lines = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": HANDSHAKE_VERSION, "capabilities": {},
+            "clientInfo": {"name": "raw-client", "version": "1.0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+         "params": {"name": "search_literature", "arguments": {"query": "open science"}}},
+    ]  # fmt: skip
+    with subprocess.Popen(
+        launcher_command(root, "--log-level", "info", "--timestamp-url", url, *args),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=clean_env(HARVESTER_OPENALEX_API_KEY=KEY),
+    ) as process:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+        process.stdin.flush()
+        answers = [json.loads(process.stdout.readline() or b"null") for _ in range(2)]
+        process.stdin.close()  # the end of input: the server stamps once more, then exits
+        process.wait(timeout=60)
+        assert process.stderr is not None
+        stderr = process.stderr.read()
+    assert process.returncode == 0, stderr
+    assert answers[1]["result"]["structuredContent"]["status"] == "ok", (answers, stderr)
+    text = stderr.decode()
+    assert disallowed_stderr_lines(text) == []
+    return text
+
+
+def test_over_stdio_the_last_stamp_is_made_at_shutdown_and_again_after_a_restart(
+    evidence_root: Path, loopback_tsa: LoopbackTSA, tsa: Authorities, tmp_path: Path
+) -> None:
+    # Every 300 s: within these runs only the shutdown stamps.
+    stderr = _serve_one_search(evidence_root, loopback_tsa.url)
+    assert "stamping log heads every 300.0 s" in stderr
+    assert "log head 1 stamped by the time-stamp authority" in stderr
+    _serve_one_search(evidence_root, loopback_tsa.url)
+    assert _tokens(evidence_root) == ["1.tsr", "2.tsr"]
+    for size in (1, 2):
+        assert _openssl_accepts(evidence_root, size, tsa.ca_pem, tmp_path), size
+
+
+def test_over_stdio_a_stamp_that_does_not_fit_the_grace_is_left_to_the_next_start(
+    evidence_root: Path, loopback_tsa: LoopbackTSA
+) -> None:
+    loopback_tsa.mode = "hold"
+    stderr = _serve_one_search(evidence_root, loopback_tsa.url)
+    assert "log head 1 not stamped: tsa_timeout" in stderr
+    assert _tokens(evidence_root) == []
+    loopback_tsa.release()
+    loopback_tsa.mode = "grant"
+    # The next start stamps the head it finds, 2 by then, at its own shutdown.
+    stderr = _serve_one_search(evidence_root, loopback_tsa.url, "--timestamp-every", "300")
+    assert "log head 2 stamped by the time-stamp authority" in stderr
+    assert _tokens(evidence_root) == ["2.tsr"]
 
 
 def test_every_code_has_a_one_line_remedy() -> None:

@@ -44,7 +44,7 @@ ALLOWED = frozenset(
         "code digest %s",
         "request line refused: over %d bytes",
         "the client closed stdout before %s",
-        "stamping log heads every %g s",
+        "stamping log heads every %.1f s",
         "log head %d stamped by the time-stamp authority",
         "log head %d already stamped by another server",
         "log head %d not stamped: %s",

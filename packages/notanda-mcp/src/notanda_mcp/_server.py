@@ -380,7 +380,7 @@ class NotandaServer:
         stdin = StoppableStdin(on_end=self.calls.drain_at_end, on_too_long=on_too_long)
         if self.stamper is not None:
             self.stamper.start()
-            LOGGER.info("stamping log heads every %g s", self.stamper.every_s)
+            LOGGER.info("stamping log heads every %.1f s", self.stamper.every_s)
         try:
             async with (
                 stdio_server(stdin=cast(Any, stdin)) as (read, write),
