@@ -397,7 +397,8 @@ def _serve_one_search(root: Path, url: str, *args: str) -> str:
         stderr=subprocess.PIPE,
         env=clean_env(HARVESTER_OPENALEX_API_KEY=KEY),
     ) as process:
-        assert process.stdin is not None and process.stdout is not None
+        assert process.stdin is not None
+        assert process.stdout is not None
         process.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
         process.stdin.flush()
         answers = [json.loads(process.stdout.readline() or b"null") for _ in range(2)]
