@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from conftest import (
     HANDSHAKE_VERSION,
@@ -445,3 +446,66 @@ def test_every_code_has_a_one_line_remedy() -> None:
     for code in StampCode:
         assert code.remedy, code
         assert "\n" not in code.remedy, code
+
+
+# ------------------------------------------------------------------- doctor
+
+
+def _doctor(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "notanda_mcp", "doctor", *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=90,
+        check=False,
+    )
+
+
+async def test_the_doctor_asks_the_tsa_once_and_says_when_the_folder_was_last_stamped(
+    evidence_root: Path, loopback_tsa: LoopbackTSA
+) -> None:
+    from rfc3161_client import decode_timestamp_response
+
+    server = _server(evidence_root, loopback_tsa.url)
+    await _searches(server, 2)
+    assert _stamper(server).stamp_once() is True
+    stamped = decode_timestamp_response((evidence_root / TOKENS / "2.tsr").read_bytes())
+    asked = len(loopback_tsa.received)
+    done = await anyio.to_thread.run_sync(
+        _doctor, "--evidence-dir", str(evidence_root), "--timestamp-url", loopback_tsa.url, "--live"
+    )
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0, done.stdout
+    assert lines[-1] == "ready"
+    assert (
+        f"ok    the evidence folder was last stamped at {stamped.tst_info.gen_time.isoformat()}"
+        " (the genTime in .notanda/timestamps/2.tsr, for the first 2 log entries" in done.stdout
+    )
+    assert any(
+        line.startswith("ok    the TSA answered with a token that checks out") for line in lines
+    )
+    assert len(loopback_tsa.received) == asked + 1  # asked once
+    assert _tokens(evidence_root) == ["2.tsr"]  # the doctor's own stamp is not stored
+
+
+async def test_the_doctor_warns_about_a_tsa_that_answers_garbage(loopback_tsa: LoopbackTSA) -> None:
+    loopback_tsa.mode = "garbage"
+    done = await anyio.to_thread.run_sync(_doctor, "--timestamp-url", loopback_tsa.url, "--live")
+    assert done.returncode == 0, done.stdout  # like the live search: a warning, not a failure
+    assert "warn  the TSA did not give a usable stamp: tsa_unparsable; " in done.stdout
+    assert len(loopback_tsa.received) == 1
+
+
+def test_the_doctor_fails_on_a_timestamp_url_the_server_would_refuse(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from notanda_mcp._doctor import _check_timestamp_url, _Report
+
+    report = _Report()
+    assert _check_timestamp_url(report, "http://me:pw@tsa.example/") is False
+    assert report.failed
+    out = capsys.readouterr().out
+    assert out.startswith("FAIL  the server would refuse to start: --timestamp-url must not")
+    assert "pw" not in out
