@@ -20,7 +20,9 @@ provider is an in-process httpx transport chosen on the command line and
   occurrence of STAGE (a :class:`notanda_evidence.Stage` value, or
   ``in_provider`` for the middle of the provider call);
 * ``--provider-log FILE`` appends one line per provider call (to prove none was made);
-* ``--fsize BYTES`` sets ``RLIMIT_FSIZE`` before serving (writes then fail with EFBIG).
+* ``--fsize BYTES`` sets ``RLIMIT_FSIZE`` before serving (writes then fail with EFBIG);
+* ``--timestamp-url URL`` (and ``--timestamp-every S``) stamps the log's heads
+  at that TSA, over real HTTP beside the injected provider.
 
 The key comes from a fixed test value unless ``--config env``, in which case
 the process environment is the configuration (``HARVESTER_OPENALEX_API_KEY``
@@ -223,6 +225,8 @@ def main() -> int:
     parser.add_argument("--config", choices=["fixed", "env"], default="fixed")
     parser.add_argument("--log-level", default="warning")
     parser.add_argument("--search-slots", type=int, default=2)
+    parser.add_argument("--timestamp-url", default=None, help="stamp log heads at this TSA")
+    parser.add_argument("--timestamp-every", type=float, default=300.0)
     args = parser.parse_args()
 
     from notanda_mcp._logging import configure_logging
@@ -243,6 +247,8 @@ def main() -> int:
         config=config,
         on_stage=killer if args.kill_at else None,
         search_slots=args.search_slots,
+        timestamp_url=args.timestamp_url,
+        timestamp_every=args.timestamp_every,
     )
     server.run()
     return 0
