@@ -1,4 +1,4 @@
-"""Stamping through the installed wheels: a real TSA (OpenSSL's) on loopback, beside a fake provider.
+"""Stamping through the installed wheels: a real TSA (OpenSSL's) on loopback, a fake provider.
 
 The launcher injects the OpenAlex transport; the TSA is still reached over
 real HTTP. Search, stop (the shutdown stamps), restart, search, stop again:
@@ -19,8 +19,8 @@ import pytest
 from harness import REPO_ROOT, audit_json, session
 
 sys.path.insert(0, str(REPO_ROOT / "tests-support"))
-from tsa_authority import Authorities, create_authorities  # noqa: E402
-from tsa_http import LoopbackTSA  # noqa: E402
+from tsa_authority import Authorities, create_authorities
+from tsa_http import LoopbackTSA
 
 pytestmark = pytest.mark.timeout(180)
 
