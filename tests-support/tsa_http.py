@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import socket
 import threading
+import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -66,9 +67,13 @@ class Received:
 class LoopbackTSA:
     """An HTTP TSA on ``127.0.0.1`` in a thread; use as a context manager."""
 
-    def __init__(self, authorities: Authorities, mode: str = "grant") -> None:
+    def __init__(
+        self, authorities: Authorities, mode: str = "grant", *, delay_s: float = 0.0
+    ) -> None:
         self.authorities = authorities
         self.mode = mode
+        #: How long each answer waits first (the benchmark's distant TSA; tests leave it 0).
+        self.delay_s = delay_s
         self.received: list[Received] = []
         self.answered: list[bytes] = []
         self._changed = threading.Condition()
@@ -110,6 +115,8 @@ class LoopbackTSA:
         """The status, body and headers the current mode answers *query* with."""
         authority = self.authorities.trusted
         mode = self.mode
+        if self.delay_s:
+            time.sleep(self.delay_s)
         if mode == "hold":
             self._released.wait(_HOLD_LIMIT_S)
             mode = "grant"

@@ -450,20 +450,6 @@ def errlog(tmp_path: Path) -> Iterator[Any]:
 # ------------------------------------------------------ time-stamp authority
 
 # The test TSA (OpenSSL's own) and its loopback HTTP server, shared with the
-# evidence tests and the integration suite.
+# evidence tests and the integration suite: fixtures ``tsa`` and ``loopback_tsa``.
 sys.path.insert(0, str(REPO_ROOT / "tests-support"))
-from tsa_authority import Authorities, create_authorities  # noqa: E402
-from tsa_http import LoopbackTSA  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def tsa(tmp_path_factory: pytest.TempPathFactory) -> Authorities:
-    """A trusted and an untrusted RFC 3161 authority, made once per test run."""
-    return create_authorities(tmp_path_factory.mktemp("tsa"))
-
-
-@pytest.fixture
-def loopback_tsa(tsa: Authorities) -> Iterator[LoopbackTSA]:
-    """The trusted authority served over HTTP on 127.0.0.1, granting until told otherwise."""
-    with LoopbackTSA(tsa) as served:
-        yield served
+from tsa_fixtures import loopback_tsa, tsa  # noqa: E402, F401

@@ -31,11 +31,10 @@ from conftest import (
     open_session,
     search,
 )
-from notanda_evidence import EvidenceLog
-from notanda_evidence._timestamps import checkpoint_bytes, token_name
 from notanda_mcp import NotandaServer
 from notanda_mcp._stamper import StampCode, check_timestamp_url, parse_every
 from tsa_authority import Authorities
+from tsa_checks import openssl_verifies
 from tsa_http import LoopbackTSA, closed_port_url, request_digest
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
@@ -78,36 +77,25 @@ def _tokens(root: Path) -> list[str]:
     return sorted(os.listdir(folder)) if folder.is_dir() else []
 
 
-def _openssl_accepts(root: Path, size: int, ca_pem: Path, tmp_path: Path) -> bool:
-    """``openssl ts -verify`` of the stored token for *size* against its checkpoint."""
-    checkpoint = tmp_path / f"checkpoint-{size}"
-    checkpoint.write_bytes(checkpoint_bytes(size, _root_at(EvidenceLog(root), size)))
-    done = subprocess.run(
-        ["openssl", "ts", "-verify", "-data", str(checkpoint),
-         "-in", str(root / TOKENS / token_name(size)), "-CAfile", str(ca_pem)],
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )  # fmt: skip
-    return done.returncode == 0
-
-
-def _root_at(log: EvidenceLog, size: int) -> str:
-    """The Merkle root of the log's first *size* entries (recomputed from its lines)."""
-    from notanda_evidence._merkle import leaf_hash, root_of
-
-    lines = log.path.read_bytes().splitlines()
-    assert len(lines) >= size
-    lines = lines[:size]
-    return root_of([leaf_hash(line) for line in lines]).hex()
-
-
 async def _searches(server: NotandaServer, count: int) -> list[dict[str, Any]]:
     async with open_session(server, "legacy") as client:
         return [await search(client, query=f"open science {n}") for n in range(count)]
 
 
 # ------------------------------------------------------------------- settings
+
+
+def _command(*args: str) -> subprocess.CompletedProcess[str]:
+    """``notanda-mcp ARGS`` in a process of its own, without a key, stdin closed."""
+    return subprocess.run(
+        [sys.executable, "-m", "notanda_mcp", *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=90,
+        check=False,
+    )
 
 
 @pytest.mark.parametrize("text", ["1", "1.5", "300", "86400.25"])
@@ -150,15 +138,7 @@ def test_a_timestamp_url_must_name_a_tsa_and_carry_no_secret(url: str) -> None:
 def test_bad_timestamp_options_exit_2_with_one_line_and_a_remedy(
     tmp_path: Path, args: list[str]
 ) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "notanda_mcp", "--evidence-dir", str(tmp_path), *args],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env=clean_env(),
-        timeout=60,
-        check=False,
-    )
+    done = _command("--evidence-dir", str(tmp_path), *args)
     assert done.returncode == 2
     [line] = done.stderr.splitlines()
     assert line.startswith("notanda-mcp: --timestamp-")
@@ -203,8 +183,8 @@ async def test_search_stamp_restart_stamp_again_and_openssl_accepts_every_token(
     assert len(loopback_tsa.received) == 2
 
     for size in (2, 3):
-        assert _openssl_accepts(evidence_root, size, tsa.ca_pem, tmp_path), size
-        assert not _openssl_accepts(evidence_root, size, tsa.untrusted_ca_pem, tmp_path)
+        assert openssl_verifies(evidence_root, size, tsa.ca_pem, tmp_path), size
+        assert not openssl_verifies(evidence_root, size, tsa.untrusted_ca_pem, tmp_path)
     # Each request asked for the checkpoint's SHA-256, with certReq and a fresh nonce.
     first, second = (received.body for received in loopback_tsa.received)
     assert first != second
@@ -309,8 +289,8 @@ async def test_a_token_signed_by_any_ca_is_stored_trust_is_the_auditors(
     await _searches(server, 1)
     loopback_tsa.mode = "untrusted"
     assert _stamper(server).stamp_once() is True  # consistent with its own certificates
-    assert _openssl_accepts(evidence_root, 1, tsa.untrusted_ca_pem, tmp_path)
-    assert not _openssl_accepts(evidence_root, 1, tsa.ca_pem, tmp_path)
+    assert openssl_verifies(evidence_root, 1, tsa.untrusted_ca_pem, tmp_path)
+    assert not openssl_verifies(evidence_root, 1, tsa.ca_pem, tmp_path)
 
 
 async def test_two_servers_stamping_one_root_keep_the_first_token(
@@ -424,7 +404,7 @@ def test_over_stdio_the_last_stamp_is_made_at_shutdown_and_again_after_a_restart
     _serve_one_search(evidence_root, loopback_tsa.url)
     assert _tokens(evidence_root) == ["1.tsr", "2.tsr"]
     for size in (1, 2):
-        assert _openssl_accepts(evidence_root, size, tsa.ca_pem, tmp_path), size
+        assert openssl_verifies(evidence_root, size, tsa.ca_pem, tmp_path), size
 
 
 def test_over_stdio_a_stamp_that_does_not_fit_the_grace_is_left_to_the_next_start(
@@ -452,15 +432,7 @@ def test_every_code_has_a_one_line_remedy() -> None:
 
 
 def _doctor(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "notanda_mcp", "doctor", *args],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env=clean_env(),
-        timeout=90,
-        check=False,
-    )
+    return _command("doctor", *args)
 
 
 async def test_the_doctor_asks_the_tsa_once_and_says_when_the_folder_was_last_stamped(
