@@ -6,7 +6,7 @@ trusted authority's ``openssl ts -reply``, or, as :attr:`LoopbackTSA.mode`
 says, the way a faulty or hostile TSA would: ``http_500``, ``garbage``,
 ``refuse`` (openssl's own rejection), ``other_imprint`` (a real token for
 another message), ``wrong_nonce`` (a real token for the same message and
-another nonce), ``redirect``, ``untrusted`` (a real token from the other
+another nonce), ``redirect``, ``too_large`` (65 KiB), ``untrusted`` (a real token from the other
 authority) or ``hold`` (nothing until :meth:`release`, for deadlines and
 races). Every request is kept, with its headers, so that tests see what
 the server sent. :func:`closed_port_url` names a TSA that is down.
@@ -36,6 +36,7 @@ MODES = (
     "other_imprint",
     "wrong_nonce",
     "redirect",
+    "too_large",
     "untrusted",
     "hold",
 )
@@ -135,6 +136,8 @@ class LoopbackTSA:
             return 200, authority.stamp(hashlib.sha256(b"another head").digest(), nonce=7), reply
         if mode == "wrong_nonce":
             return 200, authority.stamp(request_digest(query), nonce=7), reply
+        if mode == "too_large":
+            return 200, bytes(65 * 1024), reply
         if mode == "redirect":
             return 302, b"", {"Location": "http://127.0.0.1:9/elsewhere"}
         raise ValueError(f"unknown mode {mode!r}")

@@ -223,6 +223,7 @@ FAILURES = {
     "http_500": "log head 1 not stamped: tsa_http_status (HTTP 500)",
     "redirect": "log head 1 not stamped: tsa_http_status (HTTP 302)",
     "garbage": "log head 1 not stamped: tsa_unparsable",
+    "too_large": "log head 1 not stamped: tsa_too_large",
     "refuse": "log head 1 not stamped: tsa_refused",
     "other_imprint": "log head 1 not stamped: tsa_wrong_imprint",
     "wrong_nonce": "log head 1 not stamped: tsa_wrong_nonce",

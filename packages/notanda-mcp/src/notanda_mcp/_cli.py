@@ -139,7 +139,6 @@ def _server_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--timestamp-every",
-        default="300",
         metavar="SECONDS",
         help="with --timestamp-url, how often to stamp what was logged since (at least 1; "
         "default: 300)",
@@ -231,17 +230,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_OK
 
 
-def _timestamp_settings(url: str | None, every: str) -> float:
+def _timestamp_settings(url: str | None, every: str | None) -> float:
     """Check ``--timestamp-url`` and ``--timestamp-every``; return the interval in seconds.
 
     Raises:
         _Usage: with the one-line message of the check that failed.
     """
-    from ._stamper import check_timestamp_url, parse_every
+    from ._stamper import DEFAULT_TIMESTAMP_EVERY_S, check_timestamp_url, parse_every
 
     try:
         if url is not None:
             check_timestamp_url(url)
-        return parse_every(every)
+        return DEFAULT_TIMESTAMP_EVERY_S if every is None else parse_every(every)
     except ValueError as exc:
         raise _Usage(str(exc)) from None
