@@ -31,6 +31,7 @@ __all__ = [
     "Authorities",
     "TimeStampAuthority",
     "create_authorities",
+    "create_authority",
     "openssl_program",
 ]
 
@@ -220,77 +221,42 @@ class Authorities:
         return self.trusted.reply_to_request(der_request)
 
 
+def create_authority(directory: Path, name: str) -> TimeStampAuthority:
+    """One more authority whose CA and TSA certificate are named after *name* (any text)."""
+    return _authority(directory, name, openssl_program())
+
+
+def _certificate(
+    openssl: str, directory: Path, stem: str, subject: str, issuer: str | None
+) -> Path:
+    """Make ``<stem>.key`` and ``<stem>.pem`` (extensions from ``<stem>.ext``), issued by *issuer*.
+
+    *issuer* is the stem of the issuing CA in the same folder, or None for a
+    self-signed certificate; the serial number is 1 self-signed, 2 otherwise.
+    """
+    key, csr, pem = (directory / f"{stem}.{suffix}" for suffix in ("key", "csr", "pem"))
+    _run(openssl, "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+         "-out", key)  # fmt: skip
+    _run(openssl, "req", "-new", "-utf8", "-key", key, "-subj", subject, "-out", csr)
+    signer: list[str | Path] = (
+        ["-signkey", key]
+        if issuer is None
+        else ["-CA", directory / f"{issuer}.pem", "-CAkey", directory / f"{issuer}.key"]
+    )
+    _run(openssl, "x509", "-req", "-in", csr, *signer, "-days", "3650",
+         "-set_serial", "1" if issuer is None else "2", "-extfile", directory / f"{stem}.ext",
+         "-extensions", stem, "-out", pem)  # fmt: skip
+    return pem
+
+
 def _authority(directory: Path, name: str, openssl: str) -> TimeStampAuthority:
     directory.mkdir(parents=True, exist_ok=True)
-    ca_key, ca_pem = directory / "ca.key", directory / "ca.pem"
-    key_pem, csr, cert_pem = directory / "tsa.key", directory / "tsa.csr", directory / "tsa.pem"
     (directory / "ca.ext").write_text(_CA_EXTENSIONS, encoding="ascii")
     (directory / "tsa.ext").write_text(_TSA_EXTENSIONS, encoding="ascii")
-    for key in (ca_key, key_pem):
-        _run(
-            openssl,
-            "genpkey",
-            "-algorithm",
-            "EC",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-out",
-            key,
-        )
-    _run(
-        openssl,
-        "req",
-        "-new",
-        "-key",
-        ca_key,
-        "-subj",
-        f"/O=Notanda tests/OU={_CA_UNIT}/CN={name} CA",
-        "-out",
-        directory / "ca.csr",
-    )
-    _run(
-        openssl,
-        "x509",
-        "-req",
-        "-in",
-        directory / "ca.csr",
-        "-signkey",
-        ca_key,
-        "-days",
-        "3650",
-        "-set_serial",
-        "1",
-        "-extfile",
-        directory / "ca.ext",
-        "-extensions",
-        "ca",
-        "-out",
-        ca_pem,
-    )
-    _run(
-        openssl, "req", "-new", "-key", key_pem, "-subj", f"/O=Notanda tests/CN={name}", "-out", csr
-    )
-    _run(
-        openssl,
-        "x509",
-        "-req",
-        "-in",
-        csr,
-        "-CA",
-        ca_pem,
-        "-CAkey",
-        ca_key,
-        "-days",
-        "3650",
-        "-set_serial",
-        "2",
-        "-extfile",
-        directory / "tsa.ext",
-        "-extensions",
-        "tsa",
-        "-out",
-        cert_pem,
-    )
+    ca_subject = f"/O=Notanda tests/OU={_CA_UNIT}/CN={name} CA"
+    ca_pem = _certificate(openssl, directory, "ca", ca_subject, None)
+    cert_pem = _certificate(openssl, directory, "tsa", f"/O=Notanda tests/CN={name}", "ca")
+    key_pem = directory / "tsa.key"
     serial = directory / "serial"
     serial.write_text("01\n", encoding="ascii")
     config = directory / "tsa.cnf"

@@ -592,6 +592,60 @@ def bench_audit(bench: Bench, corpus: Corpus) -> None:
     )
 
 
+def bench_audit_tokens(bench: Bench, corpus: Corpus, count: int) -> None:
+    """``audit(root)`` with *count* RFC 3161 tokens on heads of the log, against none."""
+    from notanda_evidence import _merkle as merkle
+    from notanda_evidence import audit
+    from notanda_evidence._timestamps import TIMESTAMPS_DIR, checkpoint_digest, token_name
+
+    sys.path.insert(0, str(bench.repo_root / "tests-support"))
+    from tsa_authority import create_authorities
+
+    log_file = corpus.root / ".notanda" / "log.jsonl"
+    leaves = [merkle.leaf_hash(line) for line in log_file.read_bytes().splitlines()]
+    sizes = [len(leaves) * (i + 1) // count for i in range(count)]
+    roots = merkle.prefix_roots(leaves, sizes)
+    tsa = create_authorities(bench.workdir / "tsa")
+    folder = corpus.root / TIMESTAMPS_DIR
+    aside = bench.workdir / "timestamps-aside"
+    folder.mkdir()
+    for size in sizes:
+        token = tsa.stamp(checkpoint_digest(size, roots[size].hex()), nonce=size)
+        (folder / token_name(size)).write_bytes(token)
+
+    def audited() -> None:
+        result = audit(corpus.root)
+        if result.exit_code != 0:
+            raise RuntimeError(f"audit of the benchmark root exited {result.exit_code}")
+
+    with_tokens: list[float] = []
+    without: list[float] = []
+    try:
+        for _ in range(bench.scale(5, 2)):
+            with_tokens.append(timed(audited))
+            folder.rename(aside)
+            try:
+                without.append(timed(audited))
+            finally:
+                aside.rename(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    ratio = median(with_tokens) / median(without)
+    bench.row(
+        f"log: audit {len(corpus.receipts):,} records with {count} time-stamp tokens",
+        ms(median(with_tokens), 0),
+        f"without tokens {ms(median(without), 0)}",
+        times(ratio),
+        "<= 1.10x without",
+        met=ratio <= 1.1,
+    )
+    bench.note(
+        f"audit with tokens: {count} tokens from the test TSA (openssl ts -reply) on evenly "
+        f"spaced heads of the {len(leaves):,}-entry log, imprints checked (no --tsa-ca: "
+        f"signatures cost one openssl run each); medians of {len(with_tokens)} alternating rounds."
+    )
+
+
 def bench_consistency(bench: Bench, size: int) -> None:
     """An RFC 9162 consistency proof between two heads of a *size*-entry log."""
     from notanda_evidence import EvidenceLog, Head
@@ -694,6 +748,10 @@ def run(bench: Bench) -> None:
         bench_audit(bench, corpus)
     except Exception as exc:
         bench.failed("log: audit", f"{type(exc).__name__}: {exc}")
+    try:
+        bench_audit_tokens(bench, corpus, 100)
+    except Exception as exc:
+        bench.failed("log: audit with tokens", f"{type(exc).__name__}: {exc}")
     try:
         bench_consistency(bench, bench.scale(100_000, 20_000))
     except Exception as exc:

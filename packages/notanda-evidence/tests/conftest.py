@@ -54,3 +54,9 @@ from tsa_authority import Authorities, create_authorities  # noqa: E402
 def tsa(tmp_path_factory: pytest.TempPathFactory) -> Authorities:
     """A trusted and an untrusted RFC 3161 authority, made once per test run."""
     return create_authorities(tmp_path_factory.mktemp("tsa"))
+
+
+@pytest.fixture(scope="session")
+def real_token(tsa: Authorities) -> bytes:
+    """One granted TimeStampResp with a nonce, a TSA name and certificates, to mutate."""
+    return tsa.stamp(bytes(range(32)), nonce=2**63 + 5)

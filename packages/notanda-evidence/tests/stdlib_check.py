@@ -13,6 +13,9 @@ the expected ones:
 and then the same copy under every ``--single-file-python`` given (3.9 to
 3.13 in ``nox -s stdlib``), which must give the same report; each
 ``--too-old-python`` (3.8) must exit 2 with one line naming the version needed.
+Last, the installed wheel alone audits a collection stamped by the test TSA
+(``tests-support/tsa_authority.py``, OpenSSL's own): ``audit --tsa-ca`` must
+accept every token, and reject one moved to another size.
 """
 
 from __future__ import annotations
@@ -123,7 +126,44 @@ def main() -> None:
                 if records != first:
                     fail(f"{name} ({pass_name}) disagrees with the other ways")
             print(f"{pass_name} pass: {len(want)} records, same verdicts under {', '.join(ways)}")
+        check_stamped_audit(python, work / "stamped", base_env)
     print("stdlib check passed: only notanda-evidence installed; verdicts identical")
+
+
+def check_stamped_audit(python: str, work: Path, env: dict[str, str]) -> None:
+    """The wheel alone audits a stamped collection: every token verified, a swapped one caught."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests-support"))
+    from notanda_evidence._timestamps import TIMESTAMPS_DIR
+    from stamped import stamped_collection
+    from tsa_authority import create_authorities
+
+    tsa = create_authorities(work / "tsa")
+    root = stamped_collection(work / "root", tsa, (1, 3), 3)
+
+    def audit_json() -> tuple[int, dict[str, object]]:
+        command = [python, "-I", "-m", "notanda_evidence", "audit", str(root), "--json"]
+        done = subprocess.run(
+            [*command, "--tsa-ca", str(tsa.ca_pem)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=work,
+            check=False,
+        )
+        return done.returncode, json.loads(done.stdout or "{}")
+
+    code, report = audit_json()
+    tokens = report.get("timestamps", {}).get("tokens", [])  # type: ignore[attr-defined]
+    if code != 0 or [t["signature"] for t in tokens] != ["verified", "verified"]:
+        fail(f"the wheel alone did not verify a stamped collection: exit {code}, {tokens}")
+    first, last = root / TIMESTAMPS_DIR / "1.tsr", root / TIMESTAMPS_DIR / "3.tsr"
+    first_bytes = first.read_bytes()
+    first.write_bytes(last.read_bytes())
+    last.write_bytes(first_bytes)
+    code, _ = audit_json()
+    if code != 1:
+        fail(f"the wheel alone accepted tokens swapped between two sizes: exit {code}")
+    print("stamped collection: 2 tokens verified by openssl, a swap between sizes caught")
 
 
 def version_of(python: str) -> str:

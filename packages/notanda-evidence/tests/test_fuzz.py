@@ -208,3 +208,62 @@ def test_json_depth_exceeds_is_exact_on_valid_nesting(depth: int, limit: int, op
     text = _nesting(depth, opener if opener == "[" else '{"a":') if depth else "0"
     assert verify_file.json_depth_exceeds(text, limit) is (depth > limit)
     assert verify_file.json_depth_exceeds(text.encode(), limit) is (depth > limit)
+
+
+# ------------------------------------------- RFC 3161 tokens (the DER reader)
+
+_DER_TAGS = (0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x0C, 0x13, 0x18, 0x30, 0x31, 0xA0, 0xA1, 0xA4)
+
+
+def _der(tag: int, content: bytes) -> bytes:
+    n = len(content)
+    length = (
+        bytes([n])
+        if n < 0x80
+        else bytes([0x80 | ((n.bit_length() + 7) // 8)])
+        + (n.to_bytes((n.bit_length() + 7) // 8, "big"))
+    )
+    return bytes([tag]) + length + content
+
+
+_DER_TREES = st.recursive(
+    st.builds(_der, st.sampled_from(_DER_TAGS), st.binary(max_size=40)),
+    lambda children: st.builds(
+        lambda tag, parts: _der(tag, b"".join(parts)),
+        st.sampled_from((0x30, 0x31, 0xA0, 0xA1, 0xA4)),
+        st.lists(children, max_size=6),
+    ),
+    max_leaves=40,
+)
+
+
+def _answers(data: bytes) -> None:
+    from notanda_evidence._der import DerProblem, TimeStampResponse, read_time_stamp_response
+
+    assert isinstance(read_time_stamp_response(data), DerProblem | TimeStampResponse)
+
+
+@given(st.one_of(st.binary(max_size=4096), _DER_TREES))
+def test_any_bytes_give_a_time_stamp_answer_never_an_exception(data: bytes) -> None:
+    _answers(data)
+
+
+@given(st.data())
+def test_a_mutated_real_token_gives_an_answer_never_an_exception(
+    real_token: bytes, data: st.DataObject
+) -> None:
+    token = bytearray(real_token)
+    for _ in range(data.draw(st.integers(1, 8), label="mutations")):
+        at = data.draw(st.integers(0, len(token) - 1), label="at")
+        kind = data.draw(st.sampled_from(("set", "cut", "insert", "truncate")), label="kind")
+        if kind == "set":
+            token[at] = data.draw(st.integers(0, 255))
+        elif kind == "cut":
+            del token[at : at + data.draw(st.integers(1, 16))]
+        elif kind == "insert":
+            token[at:at] = data.draw(st.binary(min_size=1, max_size=16))
+        else:
+            del token[at:]
+        if not token:
+            token = bytearray(b"\x30")
+    _answers(bytes(token))

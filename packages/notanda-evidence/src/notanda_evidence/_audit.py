@@ -5,7 +5,8 @@ checks its index sequence, its chain of previous-line hashes and its Merkle
 head, and joins the two: a logged record that is gone without a tombstone, a
 record whose receipt differs from the logged one, a record logged twice, a
 sealed record missing from the log. Given a head someone kept, it also proves
-by an RFC 9162 consistency proof that today's log extends it.
+by an RFC 9162 consistency proof that today's log extends it. The RFC 3161
+tokens stored beside the log are checked against it by :mod:`._timestamp_audit`.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from ._log import (
     parse_line,
     read_log,
 )
+from ._timestamp_audit import TimestampAudit, audit_timestamps
+from ._timestamps import TIMESTAMPS_DIR
 from .verify_file import (
     Finding,
     Outcome,
@@ -42,7 +45,7 @@ from .verify_file import (
     verify_root,
 )
 
-__all__ = ["AuditResult", "LogCode", "audit"]
+__all__ = ["AuditResult", "LogCode", "audit", "timestamps_folder"]
 
 #: Entry times that go backwards by more than this many seconds are reported.
 TIME_REGRESSION_TOLERANCE_S = 5.0
@@ -108,15 +111,22 @@ class AuditResult:
     head: Head
     #: Per record: ``logged``, ``adopted``, ``unlogged`` or ``tombstoned``.
     log_status: dict[str, str] = field(default_factory=dict)
+    #: The stored time-stamp tokens; None when the log could not be read to check them.
+    timestamps: TimestampAudit | None = None
 
     @property
     def exit_code(self) -> int:
-        """0 intact; 1 any integrity or log failure; 3 only incomplete or unlogged."""
+        """0 intact; 1 any failure; 3 only incomplete, unlogged or a token unchecked."""
         records = exit_code(self.records)
         log_errors = [f for f in self.log_findings if f.severity is Severity.ERROR]
-        if records == 1 or any(f.code not in _INCOMPLETE for f in log_errors):
+        stamps = self.timestamps
+        if (
+            records == 1
+            or any(f.code not in _INCOMPLETE for f in log_errors)
+            or (stamps is not None and stamps.failed)
+        ):
             return 1
-        if records == 3 or log_errors:
+        if records == 3 or log_errors or (stamps is not None and stamps.unchecked):
             return 3
         return 0
 
@@ -314,11 +324,27 @@ def _join(
     return findings, status
 
 
-def audit(root: str | os.PathLike[str], *, held: Head | None = None) -> AuditResult:
-    """Audit an evidence root: every record, the log, and the held head if given.
+def timestamps_folder(root: str | os.PathLike[str]) -> Path:
+    """Where the tokens of *root* live: ``.notanda/timestamps``, in a bag ``notanda/timestamps``."""
+    bag = Path(root)
+    if (bag / "bagit.txt").is_file() and (bag / "data").is_dir():
+        return bag / "notanda" / "timestamps"
+    return bag / TIMESTAMPS_DIR
+
+
+def audit(
+    root: str | os.PathLike[str],
+    *,
+    held: Head | None = None,
+    tsa_ca: str | os.PathLike[str] | None = None,
+) -> AuditResult:
+    """Audit an evidence root: every record, the log, the held head if given, the tokens.
 
     *root* may also be a bag made by ``export --bagit``: its ``data/`` folder
     is audited against the log in ``notanda/log.jsonl``.
+
+    Each stored time-stamp token is checked against the log; with *tsa_ca* (a
+    PEM bundle) its signature chain too, by ``openssl ts -verify``.
 
     A log that cannot be read (a link, not a regular file, over
     :data:`MAX_LOG_BYTES`) is a finding, ``log.unreadable`` or
@@ -346,6 +372,8 @@ def audit(root: str | os.PathLike[str], *, held: Head | None = None) -> AuditRes
         findings.extend(join_findings)
         if held is not None:
             findings.append(check_head(held, leaves))
+    # Unread, the log has no heads to check a token against.
+    stamps = None if unread else audit_timestamps(timestamps_folder(root), leaves, ca_file=tsa_ca)
     head = Head(len(leaves), _merkle.root_of(leaves).hex())
     return AuditResult(
         records=verified.records,
@@ -354,4 +382,5 @@ def audit(root: str | os.PathLike[str], *, held: Head | None = None) -> AuditRes
         entries=tuple(entries),
         head=head,
         log_status=status,
+        timestamps=stamps,
     )

@@ -7,7 +7,8 @@ Exit codes, the same for every subcommand (``docs/errors.md``):
   record was refused (``cite``, ``adopt``, ``prove --verify``).
 * 2: usage error: bad arguments, a path that holds nothing to check; also
   an unexpected failure (a bug), which reaches no verdict.
-* 3: nothing failed, but something is incomplete or not yet logged.
+* 3: nothing failed, but something is incomplete, not yet logged, or could
+  not be checked (a time-stamp token's signature without openssl).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from . import verify_file
-from ._audit import LogCode, audit
+from ._audit import AuditResult, LogCode, audit, timestamps_folder
 from ._cite import CitationError, CitationFormat, collect_citations, find_doi, render
 from ._collection import (
     INCOMPLETE_MIN_AGE_S,
@@ -33,8 +34,10 @@ from ._collection import (
     read_proof,
     verify_proof,
 )
-from ._log import LOG_FILE, EvidenceLogError, Head, NotRegularFileError
+from ._log import LOG_FILE, EvidenceLogError, Head, NotRegularFileError, read_regular_file
 from ._store import EvidenceStorageError
+from ._timestamp_audit import SignatureCheck, token_names
+from ._timestamps import TIMESTAMPS_DIR, token_size
 from ._version import __version__
 from .verify_file import RESERVED_DIR, is_evidence_id, printable, printable_json
 
@@ -43,6 +46,10 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INCOMPLETE = 3
 ROOT_VARIABLE = "NOTANDA_EVIDENCE_DIR"
+#: The ``audit --json`` report's format version: 2 added ``timestamps`` and ``checks``.
+AUDIT_FORMAT_VERSION = 2
+#: A CA bundle larger than this is not one anybody hand-picked.
+MAX_CA_BUNDLE_BYTES = 1 << 20
 
 
 _Usage = verify_file.UsageError
@@ -124,12 +131,76 @@ def _print_json(value: Any) -> None:
 # --------------------------------------------------------------- commands
 
 
+def _tsa_ca(path: str, root: Path) -> str:
+    """Check ``--tsa-ca``: a readable PEM bundle, for a root that holds tokens to check."""
+    remedy = "give --tsa-ca the PEM file of the TSA's CA certificates (docs/auditors-guide.md)"
+    try:
+        # The auditor chose this file: a link to a system bundle is fine to follow.
+        data = read_regular_file(os.path.realpath(path), MAX_CA_BUNDLE_BYTES)
+    except NotRegularFileError as exc:
+        raise _Usage(f"--tsa-ca {path}: not a regular file", remedy) from exc
+    except OSError as exc:
+        raise _Usage(f"--tsa-ca {path}: cannot be read ({type(exc).__name__})", remedy) from exc
+    if len(data) > MAX_CA_BUNDLE_BYTES or b"-----BEGIN CERTIFICATE-----" not in data:
+        raise _Usage(f"--tsa-ca {path}: holds no PEM certificate", remedy)
+    names, _ = token_names(timestamps_folder(root))
+    if not any(token_size(name) is not None for name in names):
+        raise _Usage(
+            f"{root}: holds no time-stamp token ({TIMESTAMPS_DIR}/<size>.tsr), so --tsa-ca"
+            " has nothing to check",
+            "audit without --tsa-ca, or ask for the collection with its"
+            f" {TIMESTAMPS_DIR}/ folder (a server run with --timestamp-url makes it)",
+        )
+    return path
+
+
+def _checks_made(result: AuditResult, held: bool) -> list[str]:
+    """The checks this audit made, by name, for both reports."""
+    checks = ["records", "log"]
+    if held:
+        checks.append("held_head")
+    stamps = result.timestamps
+    if stamps is not None and stamps.token_files:
+        checks.append("timestamp_imprints")
+        if any(t.signature is SignatureCheck.VERIFIED for t in stamps.tokens) or any(
+            t.signature is SignatureCheck.FAILED for t in stamps.tokens
+        ):
+            checks.append("timestamp_signatures")
+    return checks
+
+
+def _checks_sentence(result: AuditResult, held: bool) -> str:
+    parts = [f"{len(result.records)} record(s) verified", "the log parsed, chained and hashed"]
+    if held:
+        parts.append("the held head proved against it")
+    stamps = result.timestamps
+    if stamps is None:
+        parts.append("time-stamp tokens not checked (the log was not read)")
+    elif stamps.token_files:
+        parts.append(f"{stamps.token_files} time-stamp token(s) checked against the log's heads")
+        by = {check: 0 for check in SignatureCheck}
+        for token in stamps.tokens:
+            by[token.signature] += 1
+        if stamps.ca_file is None:
+            parts.append("their signatures NOT checked (give --tsa-ca FILE)")
+        else:
+            parts.append(
+                f"signatures: {by[SignatureCheck.VERIFIED]} verified by openssl under"
+                f" {stamps.ca_file}, {by[SignatureCheck.FAILED]} refused,"
+                f" {by[SignatureCheck.UNCHECKED]} NOT checked"
+            )
+    return "checks made: " + "; ".join(parts)
+
+
 def _audit(args: argparse.Namespace) -> int:
     root = Path(args.root_path)
     if not _is_bag(root):
         _evidence_root(root, "audit")
-    result = audit(root, held=_head(args.head))
+    held = _head(args.head)
+    tsa_ca = None if args.tsa_ca is None else _tsa_ca(args.tsa_ca, root)
+    result = audit(root, held=held, tsa_ca=tsa_ca)
     code = result.exit_code
+    stamps = result.timestamps
     for unread in result.log_findings:
         if unread.code is LogCode.UNREADABLE or (
             unread.code is LogCode.TOO_LARGE and unread.index is None
@@ -139,7 +210,8 @@ def _audit(args: argparse.Namespace) -> int:
         _print_json(
             {
                 "format": "notanda-evidence-audit",
-                "format_version": 1,
+                "format_version": AUDIT_FORMAT_VERSION,
+                "checks": _checks_made(result, held is not None),
                 "head": result.head.to_json(),
                 "log": [f.to_json() for f in result.log_findings],
                 "log_status": dict(sorted(result.log_status.items())),
@@ -148,6 +220,12 @@ def _audit(args: argparse.Namespace) -> int:
                     **verify_file.summary(result.records),
                     "exit_code": code,
                     "log_entries": len(result.entries),
+                    "timestamp_tokens": 0 if stamps is None else stamps.token_files,
+                },
+                "timestamps": {
+                    "ca_file": None if stamps is None else stamps.ca_file,
+                    "findings": [] if stamps is None else [f.to_json() for f in stamps.findings],
+                    "tokens": [] if stamps is None else [t.to_json() for t in stamps.tokens],
                 },
                 "warnings": [f.to_json() for f in result.root_findings],
             }
@@ -166,6 +244,10 @@ def _audit(args: argparse.Namespace) -> int:
         at = f" (entry {log_finding.index})" if log_finding.index is not None else ""
         detail = f": {log_finding.detail}" if log_finding.detail else ""
         _say(f"{log_finding.severity.value} {log_finding.code.value}{where}{at}{detail}")
+    for stamp in () if stamps is None else stamps.findings:
+        where = f" {stamp.file}" if stamp.file else ""
+        detail = f": {stamp.detail}" if stamp.detail else ""
+        _say(f"{stamp.severity.value} {stamp.code.value}{where}{detail}")
     for stray in result.root_findings:
         _say(f"warning {stray.code.value}: {stray.file}")
     adopted = sum(1 for s in result.log_status.values() if s == "adopted")
@@ -175,6 +257,7 @@ def _audit(args: argparse.Namespace) -> int:
         f"{len(result.records)} record(s), {len(result.entries)} log entries, head {result.head}; "
         f"{adopted} adopted, {unlogged} unlogged, {incomplete} incomplete"
     )
+    _say(_checks_sentence(result, held is not None))
     return code
 
 
@@ -332,7 +415,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = verify_file.UsageParser(
         prog="notanda-evidence",
         description="Verify, audit and cite Notanda evidence records offline.",
-        epilog="Exit codes: 0 intact, 1 a check failed, 2 usage error, 3 incomplete or unlogged.",
+        epilog="Exit codes: 0 intact, 1 a check failed, 2 usage error, 3 incomplete, unlogged"
+        " or not checkable.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -355,6 +439,12 @@ def _parser() -> argparse.ArgumentParser:
     audit.add_argument("root_path", metavar="ROOT", help="evidence root")
     audit.add_argument(
         "--head", metavar="SIZE:ROOT", help="a head you kept: prove the log extends it"
+    )
+    audit.add_argument(
+        "--tsa-ca",
+        metavar="FILE",
+        help="PEM bundle of trusted TSA CAs: also check each time-stamp token's signature"
+        " (runs openssl ts -verify)",
     )
     audit.add_argument("--json", action="store_true", help="print the versioned JSON report")
 

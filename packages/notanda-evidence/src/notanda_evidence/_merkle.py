@@ -9,7 +9,7 @@ sections 2.1.3.2 (inclusion) and 2.1.4.2 (consistency) step by step.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 __all__ = [
     "EMPTY_ROOT",
@@ -18,6 +18,7 @@ __all__ = [
     "inclusion_proof",
     "leaf_hash",
     "node_hash",
+    "prefix_roots",
     "root_of",
     "verify_consistency",
     "verify_inclusion",
@@ -55,6 +56,23 @@ def _range_root(leaves: Sequence[bytes], lo: int, hi: int) -> bytes:
 def root_of(leaves: Sequence[bytes]) -> bytes:
     """The Merkle tree head root over a list of leaf hashes."""
     return _range_root(leaves, 0, len(leaves))
+
+
+def prefix_roots(leaves: Sequence[bytes], sizes: Iterable[int]) -> dict[int, bytes]:
+    """The root of the first ``n`` leaves for each ``n`` in *sizes*, in one pass.
+
+    O(len(leaves) + len(sizes) * log n), so checking a hundred heads of a
+    long log costs about one root computation. Sizes outside
+    ``0..len(leaves)`` are left out of the answer.
+    """
+    wanted = sorted({n for n in sizes if 0 <= n <= len(leaves)})
+    roots: dict[int, bytes] = {}
+    frontier = Frontier()
+    for n in wanted:
+        while frontier.size < n:
+            frontier.append(leaves[frontier.size])
+        roots[n] = frontier.root()
+    return roots
 
 
 class Frontier:

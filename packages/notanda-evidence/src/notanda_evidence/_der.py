@@ -1,0 +1,378 @@
+"""A small, total DER reader for RFC 3161 ``TimeStampResp`` files.
+
+:func:`read_time_stamp_response` takes any bytes and returns either what an
+auditor needs from a time-stamp response (its ``PKIStatus`` and, from the
+token's ``TSTInfo``: the message imprint, nonce, ``genTime``, serial number,
+TSA name and policy) or a :class:`DerProblem` saying why it cannot. It never
+raises, never recurses on input and never allocates more than the input: a
+response over :data:`MAX_TOKEN_BYTES` is refused before it is read, every
+length is checked against the bytes that hold it, and the reader walks the
+fixed shape of RFC 3161 and RFC 5652 instead of following the data.
+
+It reads; it does not verify. The token's signature and its certificate
+chain are checked by ``openssl ts -verify`` (``audit --tsa-ca``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "MAX_TOKEN_BYTES",
+    "SHA256_OID",
+    "DerProblem",
+    "PKI_STATUS_NAMES",
+    "TimeStampInfo",
+    "TimeStampResponse",
+    "read_time_stamp_response",
+]
+
+#: No time-stamp response is larger: a token with a few certificates is 2 to 8 KiB.
+MAX_TOKEN_BYTES = 64 * 1024
+#: A nonce or serial number longer than this is not one (RFC 3161 serials are 160 bits).
+MAX_INTEGER_BYTES = 64
+#: The longest OID or status text read; both only ever reach the report.
+_MAX_OID_ARCS = 32
+_MAX_TEXT_BYTES = 1024
+
+SHA256_OID = "2.16.840.1.101.3.4.2.1"
+_SIGNED_DATA_OID = "1.2.840.113549.1.7.2"
+_TST_INFO_OID = "1.2.840.113549.1.9.16.1.4"
+
+# Identifier octets (universal class unless said otherwise).
+_BOOLEAN, _INTEGER, _BIT_STRING, _OCTET_STRING, _NULL, _OID = 0x01, 0x02, 0x03, 0x04, 0x05, 0x06
+_UTF8, _PRINTABLE, _T61, _IA5, _BMP, _UNIVERSAL = 0x0C, 0x13, 0x14, 0x16, 0x1E, 0x1C
+_GENERALIZED_TIME, _SEQUENCE, _SET = 0x18, 0x30, 0x31
+_CONTEXT_0, _CONTEXT_1 = 0xA0, 0xA1
+
+_NAME_KEYS = {
+    "2.5.4.3": "CN",
+    "2.5.4.5": "serialNumber",
+    "2.5.4.6": "C",
+    "2.5.4.7": "L",
+    "2.5.4.8": "ST",
+    "2.5.4.10": "O",
+    "2.5.4.11": "OU",
+    "1.2.840.113549.1.9.1": "emailAddress",
+}
+_GENERAL_NAME_TEXT = {0x81: "email", 0x82: "DNS", 0x86: "URI"}
+_GENTIME = re.compile(rb"(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\.\d{0,8}[1-9])?Z")
+
+
+#: The ``PKIStatus`` values of RFC 3161 section 2.4.2 by name (any integer may arrive).
+PKI_STATUS_NAMES = {
+    0: "granted",
+    1: "grantedWithMods",
+    2: "rejection",
+    3: "waiting",
+    4: "revocationWarning",
+    5: "revocationNotification",
+}
+_GRANTED = (0, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class DerProblem:
+    """Why some bytes are not a readable time-stamp response (one short sentence)."""
+
+    reason: str
+    #: True when the input was refused for its size alone, unread.
+    too_large: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TimeStampInfo:
+    """What a granted token's ``TSTInfo`` states (RFC 3161 section 2.4.2)."""
+
+    policy: str
+    hash_oid: str
+    digest: bytes
+    serial: int
+    #: ``genTime`` in ISO 8601, UTC, with the fraction the TSA gave: ``2026-12-01T12:46:12Z``.
+    gen_time: str
+    nonce: int | None
+    #: The ``tsa`` field as text (``CN=...,O=...`` for a directory name), or None when absent.
+    tsa_name: str | None
+    #: How many certificates the token carries (``certReq`` asks for the TSA's).
+    certificates: int
+
+
+@dataclass(frozen=True, slots=True)
+class TimeStampResponse:
+    """A ``TimeStampResp``: its status and, when granted, what its token states."""
+
+    status: int
+    status_text: str | None
+    info: TimeStampInfo | None
+
+    @property
+    def granted(self) -> bool:
+        """Whether the TSA granted the request (``granted`` or ``grantedWithMods``)."""
+        return self.status in _GRANTED
+
+
+class _Malformed(Exception):
+    """Raised inside the reader only; :func:`read_time_stamp_response` turns it into a problem."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Tlv:
+    tag: int
+    start: int
+    end: int
+
+
+def _tlv(data: bytes, offset: int, limit: int) -> _Tlv:
+    """The element at *offset*, which must end by *limit*; definite lengths only (DER)."""
+    if offset + 2 > limit:
+        raise _Malformed("truncated")
+    tag = data[offset]
+    if tag & 0x1F == 0x1F:
+        raise _Malformed("a high tag number, which no time-stamp uses")
+    first = data[offset + 1]
+    offset += 2
+    if first < 0x80:
+        length = first
+    elif first == 0x80:
+        raise _Malformed("an indefinite length, which DER forbids")
+    else:
+        count = first & 0x7F
+        if count > 3 or offset + count > limit:
+            raise _Malformed("a length longer than the response")
+        length = int.from_bytes(data[offset : offset + count], "big")
+        offset += count
+    if offset + length > limit:
+        raise _Malformed("truncated")
+    return _Tlv(tag, offset, offset + length)
+
+
+def _children(data: bytes, parent: _Tlv) -> list[_Tlv]:
+    """The elements inside a constructed element, in order (each at least two bytes)."""
+    if not parent.tag & 0x20:
+        raise _Malformed("a primitive element where a constructed one belongs")
+    found = []
+    offset = parent.start
+    while offset < parent.end:
+        child = _tlv(data, offset, parent.end)
+        found.append(child)
+        offset = child.end
+    return found
+
+
+def _expect(element: _Tlv, tag: int, what: str) -> _Tlv:
+    if element.tag != tag:
+        raise _Malformed(f"{what} is not where RFC 3161 puts it")
+    return element
+
+
+def _content(data: bytes, element: _Tlv) -> bytes:
+    return data[element.start : element.end]
+
+
+def _integer(data: bytes, element: _Tlv, what: str) -> int:
+    _expect(element, _INTEGER, what)
+    raw = _content(data, element)
+    if not raw or len(raw) > MAX_INTEGER_BYTES:
+        raise _Malformed(f"{what} is not an integer of at most {MAX_INTEGER_BYTES} bytes")
+    return int.from_bytes(raw, "big", signed=True)
+
+
+def _oid(data: bytes, element: _Tlv, what: str) -> str:
+    _expect(element, _OID, what)
+    raw = _content(data, element)
+    arcs: list[int] = []
+    value = 0
+    pending = False
+    for byte in raw:
+        if not pending and byte == 0x80:
+            raise _Malformed(f"{what} is not a DER object identifier")
+        value = (value << 7) | (byte & 0x7F)
+        pending = bool(byte & 0x80)
+        if not pending:
+            arcs.append(value)
+            value = 0
+            if len(arcs) > _MAX_OID_ARCS:
+                raise _Malformed(f"{what} is longer than any object identifier in use")
+        elif value.bit_length() > 64:
+            raise _Malformed(f"{what} has an arc beyond 64 bits")
+    if not arcs or pending:
+        raise _Malformed(f"{what} is not a DER object identifier")
+    head = arcs[0]
+    first, second = (head // 40, head % 40) if head < 80 else (2, head - 80)
+    return ".".join(str(arc) for arc in (first, second, *arcs[1:]))
+
+
+def _text(data: bytes, element: _Tlv) -> str | None:
+    """A directory string as text, or None for a string type this reader does not decode."""
+    raw = _content(data, element)[:_MAX_TEXT_BYTES]
+    codec = {
+        _UTF8: "utf-8",
+        _PRINTABLE: "ascii",
+        _IA5: "ascii",
+        _T61: "latin-1",
+        _BMP: "utf-16-be",
+        _UNIVERSAL: "utf-32-be",
+    }.get(element.tag)
+    return None if codec is None else raw.decode(codec, errors="replace")
+
+
+def _name(data: bytes, element: _Tlv) -> str:
+    """An X.501 Name as ``CN=...,O=...`` (RFC 4514 order: the last RDN first)."""
+    parts = []
+    for rdn in _children(data, _expect(element, _SEQUENCE, "the TSA name")):
+        values = []
+        for attribute in _children(data, _expect(rdn, _SET, "a name's component")):
+            pair = _children(data, _expect(attribute, _SEQUENCE, "a name's attribute"))
+            if len(pair) != 2:
+                raise _Malformed("a name's attribute is not a type and a value")
+            oid = _oid(data, pair[0], "a name attribute's type")
+            text = _text(data, pair[1])
+            shown = text if text is not None else "#" + _content(data, pair[1]).hex()
+            values.append(f"{_NAME_KEYS.get(oid, oid)}={shown}")
+        parts.append("+".join(values))
+    return ",".join(reversed(parts))
+
+
+def _general_name(data: bytes, wrapper: _Tlv) -> str:
+    """The TSTInfo ``tsa [0] GeneralName`` (a CHOICE, so explicitly tagged)."""
+    inner = _children(data, wrapper)
+    if len(inner) != 1:
+        raise _Malformed("the TSA name is not one GeneralName")
+    [choice] = inner
+    if choice.tag == 0xA4:  # directoryName [4] Name
+        names = _children(data, choice)
+        if len(names) != 1:
+            raise _Malformed("the TSA's directory name is not one Name")
+        return _name(data, names[0])
+    if choice.tag in _GENERAL_NAME_TEXT:
+        text = _content(data, choice)[:_MAX_TEXT_BYTES].decode("ascii", errors="replace")
+        return f"{_GENERAL_NAME_TEXT[choice.tag]}:{text}"
+    return f"(a GeneralName of tag {choice.tag:#04x})"
+
+
+def _gen_time(data: bytes, element: _Tlv) -> str:
+    match = _GENTIME.fullmatch(_content(data, _expect(element, _GENERALIZED_TIME, "genTime")))
+    if match is None:
+        raise _Malformed("genTime is not YYYYMMDDHHMMSS[.f]Z")
+    year, month, day, hour, minute, second = (int(group) for group in match.groups()[:6])
+    try:
+        dt.datetime(year, month, day, hour, minute, second, tzinfo=dt.UTC)
+    except ValueError as exc:
+        raise _Malformed("genTime is not a real time") from exc
+    fraction = (match.group(7) or b"").decode("ascii")
+    return f"{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}{fraction}Z"
+
+
+def _tst_info(data: bytes, element: _Tlv, certificates: int) -> TimeStampInfo:
+    fields = _children(data, _expect(element, _SEQUENCE, "the TSTInfo"))
+    if len(fields) < 5:
+        raise _Malformed("the TSTInfo lacks required fields")
+    if _integer(data, fields[0], "the TSTInfo version") != 1:
+        raise _Malformed("the TSTInfo version is not 1")
+    policy = _oid(data, fields[1], "the policy")
+    imprint = _children(data, _expect(fields[2], _SEQUENCE, "the message imprint"))
+    if len(imprint) != 2:
+        raise _Malformed("the message imprint is not an algorithm and a digest")
+    algorithm = _children(data, _expect(imprint[0], _SEQUENCE, "the imprint's algorithm"))
+    if not algorithm or len(algorithm) > 2:
+        raise _Malformed("the imprint's algorithm is not an AlgorithmIdentifier")
+    hash_oid = _oid(data, algorithm[0], "the imprint's algorithm")
+    digest = _content(data, _expect(imprint[1], _OCTET_STRING, "the imprint's digest"))
+    serial = _integer(data, fields[3], "the serial number")
+    gen_time = _gen_time(data, fields[4])
+    nonce: int | None = None
+    tsa_name: str | None = None
+    # The optional fields, each at most once and in the order RFC 3161 lists them.
+    order = [_SEQUENCE, _BOOLEAN, _INTEGER, _CONTEXT_0, _CONTEXT_1]
+    position = 0
+    for optional in fields[5:]:
+        while position < len(order) and order[position] != optional.tag:
+            position += 1
+        if position == len(order):
+            raise _Malformed("the TSTInfo holds a field out of place")
+        if optional.tag == _INTEGER:
+            nonce = _integer(data, optional, "the nonce")
+        elif optional.tag == _CONTEXT_0:
+            tsa_name = _general_name(data, optional)
+        position += 1
+    return TimeStampInfo(policy, hash_oid, digest, serial, gen_time, nonce, tsa_name, certificates)
+
+
+def _token(data: bytes, element: _Tlv) -> TimeStampInfo:
+    """A ``TimeStampToken``: CMS ``ContentInfo`` with ``SignedData`` over a ``TSTInfo``."""
+    content_info = _children(data, _expect(element, _SEQUENCE, "the token"))
+    if len(content_info) != 2:
+        raise _Malformed("the token is not a content type and a content")
+    if _oid(data, content_info[0], "the token's content type") != _SIGNED_DATA_OID:
+        raise _Malformed("the token is not CMS SignedData")
+    wrapped = _children(data, _expect(content_info[1], _CONTEXT_0, "the SignedData"))
+    if len(wrapped) != 1:
+        raise _Malformed("the token's content is not one SignedData")
+    signed = _children(data, _expect(wrapped[0], _SEQUENCE, "the SignedData"))
+    if len(signed) < 4:
+        raise _Malformed("the SignedData lacks required fields")
+    _integer(data, signed[0], "the SignedData version")
+    _expect(signed[1], _SET, "the digest algorithms")
+    encapsulated = _children(data, _expect(signed[2], _SEQUENCE, "the encapsulated content"))
+    if len(encapsulated) != 2:
+        raise _Malformed("the token's SignedData carries no content")
+    if _oid(data, encapsulated[0], "the encapsulated content type") != _TST_INFO_OID:
+        raise _Malformed("the token's content is not a TSTInfo")
+    octets = _children(data, _expect(encapsulated[1], _CONTEXT_0, "the TSTInfo"))
+    if len(octets) != 1:
+        raise _Malformed("the TSTInfo is not one OCTET STRING")
+    inner = _expect(octets[0], _OCTET_STRING, "the TSTInfo's OCTET STRING")
+    rest = signed[3:]
+    certificates = 0
+    if rest and rest[0].tag == _CONTEXT_0:
+        certificates = len(_children(data, rest[0]))
+        rest = rest[1:]
+    if rest and rest[0].tag == _CONTEXT_1:
+        rest = rest[1:]
+    if len(rest) != 1 or not _children(data, _expect(rest[0], _SET, "the signer infos")):
+        raise _Malformed("the SignedData has no signer")
+    tst = _tlv(data, inner.start, inner.end)
+    if tst.end != inner.end:
+        raise _Malformed("bytes after the TSTInfo")
+    return _tst_info(data, tst, certificates)
+
+
+def _response(data: bytes) -> TimeStampResponse:
+    outer = _tlv(data, 0, len(data))
+    if outer.end != len(data):
+        raise _Malformed("bytes after the TimeStampResp")
+    parts = _children(data, _expect(outer, _SEQUENCE, "the TimeStampResp"))
+    if not parts or len(parts) > 2:
+        raise _Malformed("the TimeStampResp is not a status and an optional token")
+    status_info = _children(data, _expect(parts[0], _SEQUENCE, "the PKIStatusInfo"))
+    if not status_info:
+        raise _Malformed("the PKIStatusInfo holds no status")
+    status = _integer(data, status_info[0], "the status")
+    status_text = None
+    if len(status_info) > 1 and status_info[1].tag == _SEQUENCE:
+        texts = [_text(data, t) for t in _children(data, status_info[1])]
+        status_text = "; ".join(t for t in texts if t is not None)[:_MAX_TEXT_BYTES] or None
+    response = TimeStampResponse(status, status_text, None)
+    if not response.granted:
+        return response  # A refusal carries no token, or one nobody may rely on.
+    if len(parts) != 2:
+        raise _Malformed("granted, but no token")
+    return TimeStampResponse(status, status_text, _token(data, parts[1]))
+
+
+def read_time_stamp_response(data: bytes) -> TimeStampResponse | DerProblem:
+    """Read a DER ``TimeStampResp``; any bytes give an answer, never an exception.
+
+    Returns:
+        The response (with its token's contents when granted), or a
+        :class:`DerProblem` naming the first thing that is not DER of the
+        shape RFC 3161 defines.
+    """
+    if len(data) > MAX_TOKEN_BYTES:
+        return DerProblem(f"over {MAX_TOKEN_BYTES} bytes", too_large=True)
+    try:
+        return _response(bytes(data))
+    except _Malformed as exc:
+        return DerProblem(str(exc))
