@@ -3,7 +3,8 @@
 The launcher injects the OpenAlex transport; the TSA is still reached over
 real HTTP. Search, stop (the shutdown stamps), restart, search, stop again:
 ``openssl ts -verify`` accepts every stored token for its checkpoint, the
-collection audits clean, and a copy of the folder carries the tokens.
+collection audits clean (``audit --tsa-ca`` with the TSA's CA, and not with
+another), and a copy of the folder carries the tokens.
 """
 
 from __future__ import annotations
@@ -38,6 +39,11 @@ def test_search_stamp_restart_stamp_again_through_the_installed_server(
     assert len(loopback_tsa.received) == 2
     code, report = audit_json(root)
     assert code == 0, report
+    # The auditor's own check of the server's tokens: trusted under their CA only.
+    code, report = audit_json(root, "--tsa-ca", str(tsa.ca_pem))
+    assert code == 0, report
+    code, report = audit_json(root, "--tsa-ca", str(tsa.untrusted_ca_pem))
+    assert code == 1, report
     # A plain copy carries the tokens, and they still verify there.
     copy = tmp_path / "copy"
     shutil.copytree(root, copy)

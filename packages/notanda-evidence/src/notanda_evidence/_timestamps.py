@@ -12,6 +12,7 @@ import hashlib
 import os
 import re
 
+from ._der import MAX_TOKEN_BYTES
 from ._store import EvidenceStorageError, open_private_folder
 from .verify_file import RESERVED_DIR
 
@@ -64,11 +65,6 @@ def token_size(name: str) -> int | None:
     """The size a token file's name states, or None when the name is not a token's."""
     match = _TOKEN_NAME.fullmatch(name)
     return None if match is None else int(match.group(1))
-
-
-#: The largest token stored (a response carrying a long certificate chain is
-#: under 16 KiB); a writer refuses more, so a reader never needs to read more.
-MAX_TOKEN_BYTES = 64 * 1024
 
 
 def store_token(root: str | os.PathLike[str], size: int, der: bytes) -> bool:
