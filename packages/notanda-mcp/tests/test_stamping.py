@@ -482,3 +482,30 @@ def test_the_doctor_fails_on_a_timestamp_url_the_server_would_refuse(
     out = capsys.readouterr().out
     assert out.startswith("FAIL  the server would refuse to start: --timestamp-url must not")
     assert "pw" not in out
+
+
+def test_an_unexpected_failure_does_not_end_the_background_stamping(
+    evidence_root: Path, loopback_tsa: LoopbackTSA, stamp_lines: list[str]
+) -> None:
+    heads = iter([RuntimeError("a bug"), None])
+    server = _server(evidence_root, loopback_tsa.url, timestamp_every=1)
+    stamper = _stamper(server)
+    real_head = stamper._head
+    tried = threading.Event()
+
+    def head() -> Any:
+        failure = next(heads, None)
+        if failure is not None:
+            raise failure
+        tried.set()
+        return real_head()
+
+    stamper._head = head
+    stamper.start()
+    try:
+        assert tried.wait(60)  # the loop went on after the first failure
+    finally:
+        server.stop_stamping()
+    assert "unexpected RuntimeError while stamping; tried again at the next interval" in (
+        stamp_lines
+    )

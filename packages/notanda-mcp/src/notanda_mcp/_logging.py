@@ -52,6 +52,7 @@ ALLOWED = frozenset(
         "log head %d not stamped: %s (%s)",
         "log head not stamped: %s (%s)",
         "the last stamp is left to the next start (%s)",
+        "unexpected %s while stamping; tried again at the next interval",
     }
 )
 #: Libraries whose records are reduced and capped at WARNING.

@@ -436,7 +436,13 @@ class Stamper:
 
     def _loop(self) -> None:
         while not self._stop.wait(self.every_s):
-            self.stamp_once()
+            try:
+                self.stamp_once()
+            except Exception as exc:  # a bug must not end stamping for the server's life
+                LOGGER.error(
+                    "unexpected %s while stamping; tried again at the next interval",
+                    type(exc).__name__,
+                )
 
     def start(self) -> None:
         """Start the background thread (a daemon: it never keeps the process alive)."""
