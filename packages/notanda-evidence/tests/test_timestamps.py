@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from notanda_evidence import EvidenceStorageError, StorageReason
+from notanda_evidence import EvidenceStorageError, StorageReason, _store
 from notanda_evidence._timestamps import (
     MAX_TOKEN_BYTES,
     checkpoint_bytes,
@@ -48,6 +48,14 @@ def _tokens(root: Path) -> Path:
     return root / ".notanda" / "timestamps"
 
 
+@pytest.fixture(params=["dir-fd", "paths"])
+def folder_calls(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both ways the writer reaches folders: descriptor-relative (POSIX) and by path (Windows)."""
+    if request.param == "paths":
+        monkeypatch.setattr(_store, "USE_DIR_FD", False)
+
+
+@pytest.mark.usefixtures("folder_calls")
 def test_a_token_is_stored_owner_only_and_the_first_one_stays(tmp_path: Path) -> None:
     assert store_token(tmp_path, 3, b"first token") is True
     assert store_token(tmp_path, 3, b"second token") is False
@@ -60,6 +68,7 @@ def test_a_token_is_stored_owner_only_and_the_first_one_stays(tmp_path: Path) ->
         assert stat.S_IMODE(folder.parent.stat().st_mode) == 0o700
 
 
+@pytest.mark.usefixtures("folder_calls")
 def test_servers_racing_for_one_size_leave_exactly_the_first_token(tmp_path: Path) -> None:
     start = threading.Barrier(8)
     won: list[bytes] = []
@@ -81,6 +90,7 @@ def test_servers_racing_for_one_size_leave_exactly_the_first_token(tmp_path: Pat
 
 
 @pytest.mark.skipif(os.name != "posix", reason="symbolic links need privileges on Windows")
+@pytest.mark.usefixtures("folder_calls")
 def test_a_link_in_the_tokens_folder_place_is_refused(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
