@@ -56,3 +56,9 @@ def root(tmp_path: Path, fixtures_dir: Path) -> Path:
     path = tmp_path / "evidence"
     path.mkdir(mode=0o700)
     return path
+
+
+# The test TSA (OpenSSL's own, tests-support/) and its loopback HTTP server:
+# the fixtures ``tsa`` and ``loopback_tsa``, shared with the unit tests.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests-support"))
+from tsa_fixtures import loopback_tsa, tsa  # noqa: E402, F401

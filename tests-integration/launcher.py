@@ -28,6 +28,8 @@ provider is an in-process httpx transport chosen on the command line and
   ``fake_openalex.bibliography``); ``--toolsets`` is the server's;
 * ``launcher.py check-references ARGS...`` runs ``notanda-mcp check-references
   ARGS`` through its seam with that provider instead of serving.
+* ``--timestamp-url URL`` (and ``--timestamp-every S``) stamps the log's heads
+  at that TSA, over real HTTP beside the injected provider.
 
 The key comes from a fixed test value unless ``--config env``, in which case
 the process environment is the configuration (``HARVESTER_OPENALEX_API_KEY``
@@ -250,6 +252,8 @@ def main() -> int:
     parser.add_argument("--log-level", default="warning")
     parser.add_argument("--search-slots", type=int, default=2)
     parser.add_argument("--toolsets", default="search")
+    parser.add_argument("--timestamp-url", default=None, help="stamp log heads at this TSA")
+    parser.add_argument("--timestamp-every", type=float, default=300.0)
     if sys.argv[1:2] == ["check-references"]:
         return _check_references(sys.argv[2:])
     args = parser.parse_args()
@@ -273,6 +277,8 @@ def main() -> int:
         on_stage=killer if args.kill_at else None,
         search_slots=args.search_slots,
         toolsets=args.toolsets.split(","),
+        timestamp_url=args.timestamp_url,
+        timestamp_every=args.timestamp_every,
     )
     server.run()
     return 0

@@ -65,6 +65,13 @@ def _run(openssl: str, *args: str | Path, stdin: bytes | None = None) -> bytes:
     return completed.stdout
 
 
+#: The CA's longer name makes its certificate longer than the TSA's, so that
+#: ``openssl ts -reply``, which writes the signer first and then the chain (a
+#: SEQUENCE, where CMS wants a DER-sorted SET OF), happens to write the two in
+#: DER order: rfc3161-client, which the server checks answers with, refuses a
+#: certificate set out of order (``tsa_unparsable``), as it would from any TSA.
+_CA_UNIT = "Throwaway certification authority for the offline tests only"
+
 _CA_EXTENSIONS = """\
 [ca]
 basicConstraints = critical, CA:TRUE
@@ -246,7 +253,8 @@ def _authority(directory: Path, name: str, openssl: str) -> TimeStampAuthority:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "ca.ext").write_text(_CA_EXTENSIONS, encoding="ascii")
     (directory / "tsa.ext").write_text(_TSA_EXTENSIONS, encoding="ascii")
-    ca_pem = _certificate(openssl, directory, "ca", f"/O=Notanda tests/CN={name} CA", None)
+    ca_subject = f"/O=Notanda tests/OU={_CA_UNIT}/CN={name} CA"
+    ca_pem = _certificate(openssl, directory, "ca", ca_subject, None)
     cert_pem = _certificate(openssl, directory, "tsa", f"/O=Notanda tests/CN={name}", "ca")
     key_pem = directory / "tsa.key"
     serial = directory / "serial"

@@ -3,6 +3,7 @@
 Started by the benchmark as an MCP client would start a server::
 
     python launch_ours.py --evidence-dir DIR --page PAGE.json [--delay S] [--pid-file F]
+        [--timestamp-url URL --timestamp-every S]
 
 ``notanda_mcp.build_server(DIR, transport=..., config=...)`` gets an
 ``httpx.MockTransport`` that answers every provider request with the bytes of
@@ -26,6 +27,8 @@ def main() -> None:
         args.evidence_dir,
         transport=httpx.MockTransport(page_provider(args.page, args.delay)),
         config={"HARVESTER_OPENALEX_API_KEY": BENCH_KEY},
+        timestamp_url=args.timestamp_url,
+        timestamp_every=args.timestamp_every,
     )
     server.run()
 

@@ -36,6 +36,9 @@ SERVER_ENV = {"HARVESTER_OPENALEX_API_KEY": "oa-bench-4f9c2d7e1a8b3c6d5e0f9a8b7c
 #: When a probe is sent after its search: well inside the 300 ms provider wait.
 PROBE_AFTER_S = 0.05
 PROVIDER_WAIT_S = 0.3
+#: The stamping bench: a TSA that answers after this long, asked this often.
+TSA_WAIT_S = 0.2
+STAMP_EVERY_S = 1.0
 
 
 class Servers:
@@ -68,8 +71,13 @@ class Servers:
             command += ["--pid-file", str(self.pid_file(pid))]
         return command
 
-    def ours(self, page: Path, *, delay: float = 0.0, pid: str | None = None) -> list[str]:
-        return self._launch(sys.executable, "ours", page, delay, pid)
+    def ours(
+        self, page: Path, *, delay: float = 0.0, pid: str | None = None, tsa: str | None = None
+    ) -> list[str]:
+        command = self._launch(sys.executable, "ours", page, delay, pid)
+        if tsa is not None:
+            command += ["--timestamp-url", tsa, "--timestamp-every", str(STAMP_EVERY_S)]
+        return command
 
     def anchor(self, page: Path, *, delay: float = 0.0, pid: str | None = None) -> list[str]:
         if self.anchor_python is None:
@@ -481,6 +489,52 @@ async def bench_cold_start(bench: Bench, servers: Servers) -> None:
     )
 
 
+async def bench_stamping(bench: Bench, servers: Servers) -> None:
+    """search_literature with stamping on (a loopback TSA answering after 200 ms) against off."""
+    sys.path.insert(0, str(bench.repo_root / "tests-support"))
+    from tsa_authority import create_authorities
+    from tsa_http import LoopbackTSA
+
+    page = bench.page("small")
+    authorities = create_authorities(bench.workdir / "tsa")
+    with LoopbackTSA(authorities, delay_s=TSA_WAIT_S) as tsa:
+        async with AsyncExitStack() as stack:
+            clients = {
+                "on": await stack.enter_async_context(
+                    connect(bench, servers.ours(page, tsa=tsa.url))
+                ),
+                "off": await stack.enter_async_context(connect(bench, servers.ours(page))),
+            }
+            for client in clients.values():
+                await client.list_tools()
+            for _ in range(3):
+                for client in clients.values():
+                    await call(client, "search_literature", SEARCH)
+            search: dict[str, list[float]] = {"on": [], "off": []}
+            started = time.monotonic()
+            for _ in range(bench.scale(60, 12)):
+                for name, client in clients.items():
+                    search[name].append((await call(client, "search_literature", SEARCH))[0])
+            seconds = time.monotonic() - started
+        stamps = len(tsa.answered)
+    s = {name: median(values) for name, values in search.items()}
+    bench.row(
+        "mcp: search_literature median, stamping on (TSA 200 ms, every 1 s)",
+        ms(s["on"]),
+        f"off {ms(s['off'])}",
+        times(s["on"] / s["off"]),
+        "<= 1.1x off",
+        met=s["on"] / s["off"] <= 1.1,
+    )
+    bench.note(
+        f"mcp stamping: two of our servers on the same page, one with --timestamp-url "
+        f"(a loopback OpenSSL TSA answering after {TSA_WAIT_S * 1000:.0f} ms, "
+        f"--timestamp-every {STAMP_EVERY_S:g}) and one without, {len(search['on'])} "
+        f"alternating searches each after 3 warm-up ones; {stamps} stamps were answered in "
+        f"the {seconds:.1f} s measured."
+    )
+
+
 async def run_async(bench: Bench) -> None:
     servers = Servers(bench)
     steps: list[tuple[str, Callable[[Bench, Servers], Awaitable[None]]]] = [
@@ -488,9 +542,10 @@ async def run_async(bench: Bench) -> None:
         ("search/get_evidence", bench_small),
         ("requests during a search", bench_blocking),
         ("large page", bench_large),
+        ("stamping", bench_stamping),
     ]
     for name, step in steps:
-        if bench.anchor_python is None and step is not bench_cold_start:
+        if bench.anchor_python is None and step not in (bench_cold_start, bench_stamping):
             bench.failed(f"mcp: {name}", "needs --anchor-python")
             continue
         try:

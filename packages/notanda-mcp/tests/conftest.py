@@ -459,3 +459,11 @@ def errlog(tmp_path: Path) -> Iterator[Any]:
     path = tmp_path / "server-stderr.txt"
     with path.open("w+", encoding="utf-8") as stream:
         yield stream
+
+
+# ------------------------------------------------------ time-stamp authority
+
+# The test TSA (OpenSSL's own) and its loopback HTTP server, shared with the
+# evidence tests and the integration suite: fixtures ``tsa`` and ``loopback_tsa``.
+sys.path.insert(0, str(REPO_ROOT / "tests-support"))
+from tsa_fixtures import loopback_tsa, tsa  # noqa: E402, F401

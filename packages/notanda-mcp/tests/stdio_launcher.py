@@ -1,7 +1,8 @@
 """Serve the real server on stdio through the documented seam, with a fake OpenAlex.
 
 ``python stdio_launcher.py --evidence-dir DIR [--provider NAME] [--delay S]
-[--log-level LEVEL] [--search-slots N] [--toolsets LIST] [--tamper-after-seal]``
+[--log-level LEVEL] [--search-slots N] [--toolsets LIST] [--tamper-after-seal] [--timestamp-url URL
+--timestamp-every S --timestamp-deadline S]``
 
 It does what ``notanda-mcp`` does (logging first, then ``build_server(...).run()``)
 except that the provider is an in-process ``httpx.MockTransport``. The
@@ -45,6 +46,9 @@ def main() -> int:
     parser.add_argument("--search-slots", type=int, default=2)
     parser.add_argument("--toolsets", default="search")
     parser.add_argument("--tamper-after-seal", action="store_true")
+    parser.add_argument("--timestamp-url")
+    parser.add_argument("--timestamp-every", type=float, default=300.0)
+    parser.add_argument("--timestamp-deadline", type=float, default=10.0)
     args = parser.parse_args()
 
     from notanda_mcp._logging import configure_logging
@@ -61,6 +65,9 @@ def main() -> int:
         on_stage=_tamper(root) if args.tamper_after_seal else None,
         search_slots=args.search_slots,
         toolsets=args.toolsets.split(","),
+        timestamp_url=args.timestamp_url,
+        timestamp_every=args.timestamp_every,
+        timestamp_deadline_s=args.timestamp_deadline,
     ).run()
     return 0
 

@@ -280,3 +280,10 @@ def test_the_log_reasons_the_server_finds_are_documented(errors_md: str) -> None
     assert set(re.findall(r"`(log_[a-z_]+)`", listed)) == {r.value for r in LogReason} | {
         r.value for r in ServerLogReason
     }
+
+
+def test_the_stamping_codes_are_documented_with_their_remedies(errors_md: str) -> None:
+    from notanda_mcp._stamper import StampCode
+
+    section = _section(errors_md, "## Server: stamping log heads (stderr)")
+    assert _remedy_rows(section, "code") == {code.value: code.remedy for code in StampCode}

@@ -307,15 +307,28 @@ class _RecordDir:
         self.path = path
         self.fd = fd
 
-    def publish(self, name: str, parts: list[bytes], *, sync_dir: bool = True) -> None:
+    def publish(
+        self, name: str, parts: list[bytes], *, sync_dir: bool = True, exclusive: bool = False
+    ) -> None:
         """Publish *parts* (the file's bytes) atomically as *name*.
 
         With ``sync_dir=False`` the rename is left for the next folder fsync
         to make durable: the writer does so for ``provider.json``, whose
         rename the fsync after ``response.json`` covers, since a record
         without a manifest is incomplete whatever payloads survive.
+
+        With ``exclusive=True`` an existing *name* is never replaced: the
+        complete file is linked into place (``link`` fails on an existing
+        name, where ``rename`` would overwrite it), from a pending name of
+        its own so that writers racing for one name never share a file.
+
+        Raises:
+            FileExistsError: *exclusive* and *name* already exists; nothing
+                was changed.
         """
         pending = name + _v1.PENDING_SUFFIX
+        if exclusive:
+            pending = f"{name}.{secrets.token_hex(8)}{_v1.PENDING_SUFFIX}"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | _BINARY
         if self.fd is not None:
             fd = os.open(pending, flags, 0o600, dir_fd=self.fd)
@@ -331,15 +344,25 @@ class _RecordDir:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-            if self.fd is not None:
+            if exclusive:
+                self._link(pending, name)
+            elif self.fd is not None:
                 os.rename(pending, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
             else:
                 os.replace(os.path.join(self.path, pending), os.path.join(self.path, name))
         except BaseException:
             self._discard(pending)
             raise
+        if exclusive:
+            self._discard(pending)
         if sync_dir:
             self.sync()
+
+    def _link(self, source: str, target: str) -> None:
+        if self.fd is not None:
+            os.link(source, target, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+        else:
+            os.link(os.path.join(self.path, source), os.path.join(self.path, target))
 
     def _discard(self, pending: str) -> None:
         try:
@@ -358,6 +381,39 @@ class _RecordDir:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+
+
+def open_private_folder(path: str) -> _RecordDir:
+    """Open the folder *path* for publishing, creating it (mode 0700) durably if missing.
+
+    Its parent must exist. A new folder's entry is made durable (the parent
+    is fsynced) before anything is published in it; a link in the folder's
+    place is refused (``ELOOP``), never followed.
+
+    Raises:
+        OSError: The folder cannot be created or opened.
+    """
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    else:
+        parent = _RecordDir(os.path.dirname(path), None)
+        if _v1.USE_DIR_FD:
+            parent.fd = os.open(parent.path, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+        parent.sync()
+        parent.close()
+    if not _v1.USE_DIR_FD:
+        if os.path.islink(path) or not os.path.isdir(path):
+            raise OSError(errno.ELOOP, "not a folder")
+        return _RecordDir(path, None)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW | _CLOEXEC)
+    except OSError as exc:
+        if os.path.islink(path):  # Linux says ENOTDIR for a link with O_DIRECTORY.
+            raise OSError(errno.ELOOP, "a link") from exc
+        raise
+    return _RecordDir(path, fd)
 
 
 def _make_record_dir(root: str) -> tuple[str, _RecordDir]:

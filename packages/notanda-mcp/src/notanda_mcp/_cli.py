@@ -8,7 +8,8 @@ codes are its own). Exit codes (``docs/errors.md``):
 0 served until the client left (doctor: ready; demo: every step worked); 1
 doctor found a problem, a demo step failed, or a second signal stopped the
 server at once; 2 usage error, bad evidence directory or unusable
-configuration. Every usage error ends with a one-line remedy.
+configuration (also a bad ``--timestamp-url`` or ``--timestamp-every``).
+Every usage error ends with a one-line remedy.
 
 Nothing heavy is imported before the arguments are checked and logging is in
 place, and the provider client is not imported until the first search.
@@ -69,6 +70,17 @@ def _server_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="searches that may run at once (default: 2)",
     )
+    parser.add_argument(
+        "--timestamp-url",
+        metavar="URL",
+        help="an RFC 3161 time-stamp authority: stamp the log's head there (off by default)",
+    )
+    parser.add_argument(
+        "--timestamp-every",
+        metavar="SECONDS",
+        help="with --timestamp-url, how often to stamp what was logged since (at least 1; "
+        "default: 300)",
+    )
     return parser
 
 
@@ -86,7 +98,14 @@ def _doctor_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--live",
         action="store_true",
-        help="also run one real OpenAlex search into DIR (needs network and a key)",
+        help="also run one real OpenAlex search into DIR (needs network and a key), and ask "
+        "the --timestamp-url TSA once",
+    )
+    parser.add_argument(
+        "--timestamp-url",
+        metavar="URL",
+        help="the time-stamp authority the server is given: with --live, ask it once and check "
+        "its answer; with --evidence-dir, say when DIR was last stamped",
     )
     return parser
 
@@ -120,7 +139,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ._doctor import run_doctor
 
         doctor_args = _doctor_parser().parse_args(args_list[1:])
-        return run_doctor(doctor_args.evidence_dir, live=doctor_args.live)
+        return run_doctor(
+            doctor_args.evidence_dir,
+            live=doctor_args.live,
+            timestamp_url=doctor_args.timestamp_url,
+        )
     if args_list[:1] == ["check-references"]:
         from ._check_cli import main as check_references
 
@@ -137,6 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.search_slots < 1:
             raise _Usage("--search-slots must be at least 1: give 1 or more (default 2)")
         toolsets = parse_toolsets(args.toolsets)
+        every = _timestamp_settings(args.timestamp_url, args.timestamp_every)
         root = resolve_evidence_dir(args.evidence_dir, create=True)
         check_configuration()
     except _Usage as exc:
@@ -146,5 +170,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     from ._server import build_server
 
-    build_server(root, search_slots=args.search_slots, toolsets=toolsets).run()
+    build_server(
+        root,
+        search_slots=args.search_slots,
+        toolsets=toolsets,
+        timestamp_url=args.timestamp_url,
+        timestamp_every=every,
+    ).run()
     return EXIT_OK
+
+
+def _timestamp_settings(url: str | None, every: str | None) -> float:
+    """Check ``--timestamp-url`` and ``--timestamp-every``; return the interval in seconds.
+
+    Raises:
+        _Usage: with the one-line message of the check that failed.
+    """
+    from ._stamper import DEFAULT_TIMESTAMP_EVERY_S, check_timestamp_url, parse_every
+
+    try:
+        if url is not None:
+            check_timestamp_url(url)
+        return DEFAULT_TIMESTAMP_EVERY_S if every is None else parse_every(every)
+    except ValueError as exc:
+        raise _Usage(str(exc)) from None

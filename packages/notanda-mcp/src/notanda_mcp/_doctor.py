@@ -11,7 +11,12 @@ never in DIR: a server process with the built-in fixture provider answers a
 search, a second process retrieves the record with its receipt, and the
 stand-alone verifier checks it under ``python -I -S``. ``--live`` adds one
 real search into DIR, whose failure is reported but does not change the exit
-code.
+code. ``--timestamp-url URL`` checks the URL as the server would; with
+``--live`` the TSA is asked once for a stamp (of the empty log's checkpoint,
+nothing in DIR) and its answer checked as the server checks it, a failure
+being a warning; with ``--evidence-dir`` the doctor says when DIR was last
+stamped: the genTime its newest token states, read with rfc3161-client (the
+token's signature is the auditor's ``audit --tsa-ca`` to check).
 
 Exit codes: 0 ready (warnings allowed, an absent key among them); 1 the
 Python check, the folder probe, the configuration (one the server refuses, or
@@ -306,7 +311,76 @@ def _live(report: _Report, root: Path) -> None:
         report.ok(f"live search: OpenAlex answered; evidence {found['evidence_id']}")
 
 
-def run_doctor(evidence_dir: str | None, *, live: bool) -> int:
+def _check_timestamp_url(report: _Report, url: str) -> bool:
+    from ._stamper import check_timestamp_url
+
+    try:
+        check_timestamp_url(url)
+    except ValueError as exc:
+        report.fail(f"the server would refuse to start: {exc}")
+        return False
+    return True
+
+
+def _ask_tsa(report: _Report, url: str) -> None:
+    """Ask the TSA once for a stamp of the empty log's checkpoint, and check the answer."""
+    from notanda_evidence._timestamps import checkpoint_bytes
+    from rfc3161_client import decode_timestamp_response
+
+    from ._stamper import TIMESTAMP_DEADLINE_S, StampFailure, ask_tsa
+
+    # The empty log's head (size 0, the SHA-256 of nothing): nothing in DIR is stamped.
+    empty_root = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    try:
+        der = ask_tsa(url, checkpoint_bytes(0, empty_root), TIMESTAMP_DEADLINE_S)
+    except StampFailure as failure:
+        report.warn(
+            f"the TSA did not give a usable stamp: {failure.code.value}; {failure.code.remedy}"
+        )
+        return
+    when = decode_timestamp_response(der).tst_info.gen_time
+    report.ok(
+        f"the TSA answered with a token that checks out (imprint, nonce, signature against "
+        f"the certificates it sent), genTime {when.isoformat()}; an auditor trusts it only "
+        "with notanda-evidence audit --tsa-ca"
+    )
+
+
+def _last_stamp(report: _Report, root: Path, url: str | None) -> None:
+    """Say when DIR was last stamped: the genTime of its newest token, as the token states it."""
+    from notanda_evidence._log import read_regular_file
+    from notanda_evidence._timestamps import MAX_TOKEN_BYTES, TIMESTAMPS_DIR, token_name
+    from rfc3161_client import decode_timestamp_response
+
+    from ._stamper import last_stamp
+
+    size = last_stamp(root)
+    if not size:
+        if url is not None:
+            report.warn(
+                "the evidence folder holds no time-stamp token yet: the server stamps its log "
+                "with --timestamp-url"
+            )
+        return
+    name = f"{TIMESTAMPS_DIR}/{token_name(size)}"
+    try:
+        der = read_regular_file(root.joinpath(*name.split("/")), MAX_TOKEN_BYTES)
+        when = decode_timestamp_response(der).tst_info.gen_time
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:  # rfc3161-client's parser may panic on hostile bytes
+        report.warn(
+            f"the newest time-stamp token, {name}, cannot be read: run notanda-evidence audit"
+        )
+        return
+    report.ok(
+        f"the evidence folder was last stamped at {when.isoformat()} (the genTime in {name}, "
+        f"for the first {size} log entries; its signature is checked by notanda-evidence "
+        "audit --tsa-ca)"
+    )
+
+
+def run_doctor(evidence_dir: str | None, *, live: bool, timestamp_url: str | None = None) -> int:
     """Run every check and return the exit code."""
     report = _Report()
     _check_python(report)
@@ -314,11 +388,19 @@ def run_doctor(evidence_dir: str | None, *, live: bool) -> int:
     if evidence_dir is None:
         report.warn("no --evidence-dir given: the evidence folder was not checked")
     _check_configuration(report)
+    url_usable = timestamp_url is not None and _check_timestamp_url(report, timestamp_url)
+    if root is not None:
+        _last_stamp(report, root, timestamp_url)
     _self_test(report)
     if live:
         if root is None:
             report.warn("live search skipped: it needs a usable --evidence-dir")
         else:
             _live(report, root)
+    if timestamp_url is not None and url_usable:
+        if live:
+            _ask_tsa(report, timestamp_url)
+        else:
+            report.warn("the TSA was not asked: add --live to ask it once and check its answer")
     print("ready" if not report.failed else "not ready: see FAIL above")
     return 1 if report.failed else 0

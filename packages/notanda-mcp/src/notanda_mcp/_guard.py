@@ -30,7 +30,14 @@ from typing import TYPE_CHECKING, TypeVar
 if TYPE_CHECKING:
     from notanda_evidence import EvidenceLog
 
-__all__ = ["LOG_DEADLINE_S", "LogUnavailable", "ServerLogReason", "log_call", "record_conditions"]
+__all__ = [
+    "LOG_DEADLINE_S",
+    "LogUnavailable",
+    "ServerLogReason",
+    "bounded",
+    "log_call",
+    "record_conditions",
+]
 
 T = TypeVar("T")
 
@@ -80,7 +87,7 @@ def _not_a_regular_file(path: Path) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISLNK(mode))
 
 
-def _bounded(work: Callable[[], T], timeout_s: float) -> T:
+def bounded(work: Callable[[], T], timeout_s: float, *, name: str = "notanda-log") -> T:
     """Run *work* in a daemon thread; its result or exception, or TimeoutError after *timeout_s*."""
     outcome: list[tuple[bool, object]] = []
 
@@ -92,7 +99,7 @@ def _bounded(work: Callable[[], T], timeout_s: float) -> T:
 
     # A daemon: a thread stuck on a file it should never have met (a FIFO
     # swapped in after the check) must not keep the process from exiting.
-    worker = threading.Thread(target=target, name="notanda-log", daemon=True)
+    worker = threading.Thread(target=target, name=name, daemon=True)
     worker.start()
     worker.join(timeout_s)
     if not outcome:
@@ -115,7 +122,7 @@ def log_call(log: EvidenceLog, work: Callable[[], T]) -> T:
     if _not_a_regular_file(log.path):
         raise LogUnavailable(LogReason.NOT_A_FILE)
     try:
-        return _bounded(work, LOG_DEADLINE_S)
+        return bounded(work, LOG_DEADLINE_S)
     except EvidenceLogError as exc:
         raise LogUnavailable(exc.reason) from exc
     except TimeoutError as exc:

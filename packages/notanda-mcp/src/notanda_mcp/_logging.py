@@ -49,6 +49,15 @@ ALLOWED = frozenset(
         "code digest %s",
         "request line refused: over %d bytes",
         "the client closed stdout before %s",
+        "stamping log heads every %.1f s",
+        "log head %d stamped by the time-stamp authority",
+        "log head %d already stamped by another server",
+        "log head %d not stamped: %s",
+        "log head %d not stamped: %s (HTTP %d)",
+        "log head %d not stamped: %s (%s)",
+        "log head not stamped: %s (%s)",
+        "the last stamp is left to the next start (%s)",
+        "unexpected %s while stamping; tried again at the next interval",
     }
 )
 #: Libraries whose records are reduced and capped at WARNING.

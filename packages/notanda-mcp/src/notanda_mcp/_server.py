@@ -23,6 +23,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -49,6 +50,13 @@ from ._schemas import (
     tool_names,
 )
 from ._service import CHECK_CONCURRENCY, CHECK_DEADLINE_S, Caller, EvidenceService, Reply
+from ._stamper import (
+    DEFAULT_TIMESTAMP_EVERY_S,
+    MINIMUM_TIMESTAMP_EVERY_S,
+    TIMESTAMP_DEADLINE_S,
+    Stamper,
+    check_timestamp_url,
+)
 from ._stdin import MAX_LINE_BYTES, LineTooLong, StoppableStdin
 from ._usage import EXIT_FORCED
 from ._version import __version__
@@ -85,6 +93,8 @@ class _Calls:
 
     def __init__(self) -> None:
         self.closing = False
+        #: ``time.monotonic()`` when the shutdown began: the grace counts from there.
+        self.closed_at: float | None = None
         self.count = 0
         self.abandoned = 0
         self._scopes: set[anyio.CancelScope] = set()
@@ -127,6 +137,7 @@ class _Calls:
         if self.closing:
             return
         self.closing = True
+        self.closed_at = time.monotonic()
         if self.count:
             LOGGER.info("waiting up to %.1f s for %d search(es) in flight", grace_s, self.count)
         deadline = anyio.current_time() + grace_s
@@ -229,6 +240,9 @@ class NotandaServer:
         toolsets: tuple[str, ...] = DEFAULT_TOOLSETS,
         check_concurrency: int = CHECK_CONCURRENCY,
         check_deadline_s: float = CHECK_DEADLINE_S,
+        timestamp_url: str | None = None,
+        timestamp_every: float = DEFAULT_TIMESTAMP_EVERY_S,
+        timestamp_deadline_s: float = TIMESTAMP_DEADLINE_S,
     ) -> None:
         self.evidence_dir = evidence_dir
         #: The names of the tools this server offers and answers.
@@ -241,6 +255,18 @@ class NotandaServer:
             search_slots=search_slots,
             check_concurrency=check_concurrency,
             check_deadline_s=check_deadline_s,
+        )
+        #: Stamps log heads with the TSA at ``timestamp_url``; None when stamping is off.
+        self.stamper = (
+            None
+            if timestamp_url is None
+            else Stamper(
+                evidence_dir,
+                timestamp_url,
+                every_s=timestamp_every,
+                deadline_s=timestamp_deadline_s,
+                head=self.service.log_head,
+            )
         )
         self.calls = _Calls()
         self._validators = _Validators()
@@ -391,6 +417,9 @@ class NotandaServer:
                 await _refuse_line(transport[0], refused)
 
         stdin = StoppableStdin(on_end=self.calls.drain_at_end, on_too_long=on_too_long)
+        if self.stamper is not None:
+            self.stamper.start()
+            LOGGER.info("stamping log heads every %.1f s", self.stamper.every_s)
         try:
             async with (
                 stdio_server(stdin=cast(Any, stdin)) as (read, write),
@@ -404,6 +433,8 @@ class NotandaServer:
                     _AnswerWatch(write, self.calls),
                     self.lowlevel.create_initialization_options(),
                 )
+                # Still under the signal watch: a second signal stops this too.
+                await anyio.to_thread.run_sync(self.stop_stamping, abandon_on_cancel=True)
                 tasks.cancel_scope.cancel()
         except* (BrokenPipeError, ConnectionResetError):
             # The client closed its end before the last answers: nobody is
@@ -428,9 +459,16 @@ class NotandaServer:
                     LOGGER.info("shutting down (%s)", signal.Signals(signum).name)
                     draining.start_soon(drain)
 
+    def stop_stamping(self) -> None:
+        """Stop the stamper, stamping once more if that fits in the shutdown's grace."""
+        if self.stamper is not None:
+            began = self.calls.closed_at
+            self.stamper.stop((time.monotonic() if began is None else began) + SHUTDOWN_GRACE_S)
+
     def run(self) -> None:
         """Serve on stdio until the client goes away or a signal arrives."""
         anyio.run(self.serve_stdio)
+        self.stop_stamping()  # when the transport broke before the last answers
         if self.calls.abandoned:
             LOGGER.warning(
                 "stopped with %d unsealed search(es) left incomplete", self.calls.abandoned
@@ -537,6 +575,9 @@ def build_server(
     toolsets: Iterable[str] = DEFAULT_TOOLSETS,
     check_concurrency: int = CHECK_CONCURRENCY,
     check_deadline_s: float = CHECK_DEADLINE_S,
+    timestamp_url: str | None = None,
+    timestamp_every: float = DEFAULT_TIMESTAMP_EVERY_S,
+    timestamp_deadline_s: float = TIMESTAMP_DEADLINE_S,
 ) -> NotandaServer:
     """Build the server for one evidence root; the documented test seam.
 
@@ -557,6 +598,11 @@ def build_server(
         check_concurrency: Requests one reference check keeps in flight (1 to 16).
         check_deadline_s: The total deadline of one reference check, slot
             wait included (tests shorten it).
+        timestamp_url: An RFC 3161 time-stamp authority; when given, the
+            server stamps its log heads there (``_stamper.py``), over real
+            HTTP whatever *transport* is.
+        timestamp_every: Seconds between two stamps, at least 1.
+        timestamp_deadline_s: The most one exchange with the TSA may take.
 
     Returns:
         The server; call ``.run()`` to serve on stdio.
@@ -585,6 +631,12 @@ def build_server(
             )
     if not check_deadline_s > 0:
         raise ValueError("check_deadline_s must be positive")
+    if timestamp_url is not None:
+        check_timestamp_url(timestamp_url)
+    if not timestamp_every >= MINIMUM_TIMESTAMP_EVERY_S:
+        raise ValueError("timestamp_every must be at least 1 second")
+    if not timestamp_deadline_s > 0:
+        raise ValueError("timestamp_deadline_s must be positive")
     return NotandaServer(
         root,
         transport=transport,
@@ -594,4 +646,7 @@ def build_server(
         toolsets=chosen,
         check_concurrency=check_concurrency,
         check_deadline_s=check_deadline_s,
+        timestamp_url=timestamp_url,
+        timestamp_every=timestamp_every,
+        timestamp_deadline_s=timestamp_deadline_s,
     )

@@ -38,7 +38,7 @@ from ._schemas import NOTICE
 
 if TYPE_CHECKING:
     import httpx
-    from notanda_evidence import EvidenceLog, EvidenceStore, RecordWriter, StageCallback
+    from notanda_evidence import EvidenceLog, EvidenceStore, Head, RecordWriter, StageCallback
     from notanda_openalex import (
         OpenAlexClient,
         ParsedReferences,
@@ -241,6 +241,15 @@ class EvidenceService:
         """*value* with this configuration's secrets scrubbed, as records are stored."""
         openalex, _, _ = self._parts()
         return openalex.redact(value)
+
+    def log_head(self) -> Head:
+        """The log's current head, read under the log guard (what the stamper stamps).
+
+        Raises:
+            LogUnavailable: The log could not be read; ``reason`` says why.
+        """
+        log = self._evidence_log()
+        return log_call(log, log.head)
 
     def _stage(self, stage: str, evidence_id: str) -> None:
         if self._on_stage is not None:
