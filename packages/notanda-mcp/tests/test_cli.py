@@ -479,8 +479,7 @@ def test_client_passes_its_toolsets_to_the_server_it_starts() -> None:
         ["--evidence-dir", "/abs", "--query", "x", "--toolsets", "references"]
     )
     args.toolsets = _client.parse_toolsets(args.toolsets)
-    params = _client._server_parameters(args)
-    assert params.args[-2:] == ["--toolsets", "search,references"]
+    assert _client._server_command(args)[-2:] == ["--toolsets", "search,references"]
 
 
 @pytest.mark.usefixtures("client_env")
