@@ -628,7 +628,7 @@ def test_lone_surrogates_in_provider_data(root: Path, tmp_path: Path, era: str) 
     assert not found.is_error, found.structured_content
     (work,) = found.structured_content["results"]
     assert work["title"] == "Lone \ufffd high and \ufffd low surrogates"
-    assert work["authors"] == [{"name": "Ann \ufffd Surrogate", "orcid": None}]
+    assert work["authors"] == [{"name": "Ann \ufffd Surrogate"}]  # no orcid: unknown (issue 11)
     assert work["venue"] == "Journal \ufffd of Halves"
     assert not again.is_error
     assert again.structured_content["results"] == found.structured_content["results"]

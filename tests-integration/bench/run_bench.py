@@ -9,7 +9,8 @@ with ``NOTANDA_SHARED_DIR`` (fixtures) and ``NOTANDA_REPO_ROOT`` (for
 ``packages/notanda-openalex/tests/bench_support.py``, which the wheel does not
 ship) set. Sections (``--only``): ``evidence`` (verify, seal, log append,
 audit, consistency proof), ``openalex`` (body to result, peak memory) and
-``mcp`` (the two servers over real stdio). Targets are shown, not asserted:
+``mcp`` (the two servers over real stdio) and ``answers`` (answer bytes per
+work, the first search after start). Targets are shown, not asserted:
 the exit code is 0 when every figure was measured and 1 when one could not be,
 whatever the figures say. ``--quick`` scales every size down for development
 and says so in the output.
@@ -34,7 +35,7 @@ from pathlib import Path
 
 from benchlib import Bench, Row, interpreter_version, machine_summary
 
-SECTIONS = ("evidence", "openalex", "mcp")
+SECTIONS = ("evidence", "openalex", "mcp", "answers")
 HEADERS = Row("benchmark", "ours", "anchor 0.1.0b3 / floor", "ratio", "target", "met")
 
 
@@ -82,7 +83,7 @@ def reproduce(args: argparse.Namespace, anchor_python: str | None) -> list[str]:
         "# this run again, in the venvs nox built (after the wheels are installed there):",
         f"cd {shlex.quote(repo)} && NOTANDA_SHARED_DIR={shlex.quote(shared)} "
         f"NOTANDA_REPO_ROOT={shlex.quote(repo)} {shlex.join(direct)}",
-        "# one section: add --only evidence|openalex|mcp; development sizes: add --quick",
+        "# one section: add --only evidence|openalex|mcp|answers; development sizes: add --quick",
     ]
 
 
@@ -127,11 +128,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average (1/5/15 min) at start: {format_load(load_before)}")
     print(flush=True)
 
+    import answer_bench
     import evidence_bench
     import mcp_bench
     import openalex_bench
 
-    modules = {"evidence": evidence_bench, "openalex": openalex_bench, "mcp": mcp_bench}
+    modules = {
+        "evidence": evidence_bench,
+        "openalex": openalex_bench,
+        "mcp": mcp_bench,
+        "answers": answer_bench,
+    }
     try:
         for name in args.only or SECTIONS:
             section_started = time.perf_counter()

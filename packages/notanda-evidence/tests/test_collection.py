@@ -527,6 +527,37 @@ def test_legacy_records_give_incomplete_entries(materialize: Callable[[str], Pat
     assert "@misc{" in text
 
 
+def test_works_in_the_compact_answer_form_cite_and_find_like_full_ones(tmp_path: Path) -> None:
+    # Since issue 11 a work holds its identity fields always and the others
+    # only when known, with bare ORCID iDs; the earlier full form still cites.
+    compact = {
+        "authors": [{"name": "Ada Lovelace", "orcid": "0000-0002-1825-0097"}, {"name": None}],
+        "doi": "10.1234/compact.1",
+        "openalex_id": "W7",
+        "publication_year": None,
+        "title": "Compact",
+    }
+    writer = EvidenceStore(tmp_path).create()
+    writer.write_request({"evidence_id": writer.evidence_id, "provider_mode": "network"})
+    writer.write_provider({})
+    writer.write_response({"evidence_id": writer.evidence_id, "status": "ok", "results": [compact]})
+    seal = writer.seal()
+    EvidenceLog(tmp_path).append(seal.evidence_id, seal.receipt)
+    full, _ = search_record(tmp_path)
+    [citation] = collect_citations(tmp_path, [seal.evidence_id])
+    assert citation.complete
+    for form in CitationFormat:
+        text = render([citation], form)
+        assert "Compact" in text
+        assert "Lovelace" in text
+        assert "0000-0002-1825-0097" not in text  # no format carries ORCID iDs
+    bibtex = render(collect_citations(tmp_path, [seal.evidence_id, full]), CitationFormat.BIBTEX)
+    assert bibtex.count("@") == 2
+    matches, skipped = find_doi(tmp_path, "10.1234/compact.1")
+    assert [(m.evidence_id, m.position) for m in matches] == [(seal.evidence_id, 0)]
+    assert skipped == []
+
+
 def test_selecting_one_work_and_a_missing_work(tmp_path: Path) -> None:
     evidence_id, _ = search_record(tmp_path)
     assert len(collect_citations(tmp_path, [f"{evidence_id}:W42"])) == 1

@@ -52,8 +52,8 @@ def test_complete_record() -> None:
         "publication_year": 2021,
         "publication_date": "2021-03-04",
         "authors": [
-            {"name": "Ada Lovelace", "orcid": "https://orcid.org/0000-0002-1825-0097"},
-            {"name": "C. Babbage", "orcid": None},
+            {"name": "Ada Lovelace", "orcid": "0000-0002-1825-0097"},
+            {"name": "C. Babbage"},
         ],
         "authors_total": 2,
         "authors_truncated_by_provider": False,
@@ -88,10 +88,27 @@ def test_wrong_types_become_none() -> None:
         is_retracted=1,
         cited_by_count=True,
     )
-    record = result.to_record()
-    assert record.pop("openalex_id") == "W123"
-    assert record.pop("authors") == []
-    assert all(value is None for value in record.values()), record
+    assert all(
+        getattr(result, name) is None
+        for name in Work.model_fields
+        if name not in ("openalex_id", "authors")
+    )
+    # The answer form (changed on purpose, issue 11): the identity fields stay,
+    # null or not; every other null field is left out.
+    assert result.to_record() == {
+        "openalex_id": "W123",
+        "doi": None,
+        "title": None,
+        "authors": [],
+        "publication_year": None,
+    }
+
+
+def test_an_author_answer_names_the_orcid_only_when_known() -> None:
+    known = work(authorships=[{"author": {"display_name": "Ada", "orcid": " 0000-0002-1825-0097"}}])
+    assert known.to_record()["authors"] == [{"name": "Ada", "orcid": "0000-0002-1825-0097"}]
+    unknown = work(authorships=[{"author": {"display_name": None, "orcid": "not an orcid"}}])
+    assert unknown.to_record()["authors"] == [{"name": None}]
 
 
 def test_bools_and_negatives_are_not_counts() -> None:
@@ -153,11 +170,10 @@ def test_orcid_forms() -> None:
             work(authorships=[{"author": {"display_name": "A", "orcid": value}}]).authors[0].orcid
         )
 
-    assert orcid("https://orcid.org/0000-0002-1825-0097") == "https://orcid.org/0000-0002-1825-0097"
-    assert orcid("0000-0002-1694-233X") == "https://orcid.org/0000-0002-1694-233X"
-    assert (
-        orcid("http://www.orcid.org/0000-0002-1694-233X") == "https://orcid.org/0000-0002-1694-233X"
-    )
+    # Bare iDs since issue 11, whatever form the provider gives.
+    assert orcid("https://orcid.org/0000-0002-1825-0097") == "0000-0002-1825-0097"
+    assert orcid("0000-0002-1694-233X") == "0000-0002-1694-233X"
+    assert orcid("http://www.orcid.org/0000-0002-1694-233X") == "0000-0002-1694-233X"
     assert orcid("https://evil.example/0000-0002-1694-233X") is None
     assert orcid("0000-0002-1694") is None
     assert orcid(12) is None

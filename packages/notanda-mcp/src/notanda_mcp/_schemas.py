@@ -141,8 +141,6 @@ REMEDIES: dict[str, str] = {
 }
 
 _YEAR = {"type": "integer", "minimum": MIN_YEAR, "maximum": MAX_YEAR}
-_HEX32 = {"type": "string", "pattern": "^[0-9a-f]{32}$"}
-_HEX64 = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
 
 
 def search_input() -> dict[str, Any]:
@@ -226,81 +224,47 @@ def get_evidence_input() -> dict[str, Any]:
     }
 
 
-_NULLABLE_STRING = {"type": ["string", "null"]}
-_NULLABLE_INT = {"type": ["integer", "null"]}
-#: Each result is a citation block (``docs/evidence-format.md``, section 2.4). Only
-#: its identity is constrained here: clients validate every answer against this
-#: schema, and per-field schemas for ten works cost them milliseconds per call.
-_WORK = {
-    "type": "object",
-    "required": ["openalex_id", "doi", "title", "authors", "publication_year"],
-    "description": "A citation block: openalex_id, doi, title, publication_year, "
-    "publication_date, authors (at most 20, each name and orcid), authors_total, "
-    "authors_truncated_by_provider, venue, volume, issue, first_page, last_page, type, "
-    "language, is_oa, oa_status, oa_url, is_retracted, cited_by_count.",
-}
-_LOG_HEAD = {
-    "type": "object",
-    "required": ["size", "root"],
-    "properties": {"size": {"type": "integer", "minimum": 1}, "root": _HEX64},
-}
-_COMMON = {
-    "evidence_id": _HEX32,
-    "remedy": {"type": "string", "description": "What to do about the error, in one line."},
-    "receipt": _HEX64,
-    "content_notice": {"type": "string"},
-    "persisted": {"type": "boolean"},
-    "field": {"type": "string"},
-    "reason": _NULLABLE_STRING,
-    "detail": _NULLABLE_STRING,
-    "http_status": _NULLABLE_INT,
-    "retry_after_s": {"type": ["number", "null"]},
-    "storage_reason": {"type": "string"},
-    "log_reason": {"type": "string"},
-    "record_state": {"enum": ["incomplete", "sealed"]},
-    "cancelled": {"type": "boolean"},
-}
+#: The output schemas are typed but few-keyed: the mcp 1.x Python SDK client
+#: checks a tool's output schema against the JSON Schema 2020-12 metaschema on
+#: every call, at about a millisecond per subschema, so each keyword here costs
+#: every call. The fields are named in the descriptions; their full definition
+#: is ``docs/evidence-format.md`` (section 2.4 and 10) and ``docs/errors.md``.
+_IDENTITY = ["openalex_id", "doi", "title", "authors", "publication_year"]
+_ANSWER_FIELDS = (
+    "status, evidence_id, receipt; on success content_notice, query, limit, total_count, "
+    "skipped_count, pagination and results; on error error, remedy and, where they apply, "
+    "field, reason, detail, http_status, retry_after_s, persisted, storage_reason, "
+    "log_reason, record_state. cancelled: true when the client cancelled the call."
+)
+_COMMON = {"evidence_id": {"type": "string"}, "receipt": {"type": "string"}}
 
 
 def search_output() -> dict[str, Any]:
     """One object schema, discriminated by ``status``, for every ``search_literature`` answer."""
     return {
         "type": "object",
+        "description": "A search answer: " + _ANSWER_FIELDS + " A success also has log_head, "
+        "head (as notanda-evidence audit --head takes it) and log_index.",
         "required": ["status"],
         "properties": {
             "status": {"enum": ["ok", "error"]},
             **_COMMON,
             "error": {"enum": list(SEARCH_ERRORS)},
-            "log_head": _LOG_HEAD,
-            "head": {
-                "type": "string",
-                "pattern": "^[1-9][0-9]*:[0-9a-f]{64}$",
-                "description": "log_head as SIZE:ROOT, as notanda-evidence audit --head takes it",
-            },
-            "log_index": {"type": "integer", "minimum": 0},
-            "query": {"type": "string"},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 10},
-            "total_count": _NULLABLE_INT,
-            "skipped_count": {"type": "integer", "minimum": 0},
-            "pagination": {"const": False},
-            "results": {"type": "array", "items": _WORK},
-        },
-        "allOf": [
-            {
-                "if": {"properties": {"status": {"const": "ok"}}},
-                "then": {
-                    "required": [
-                        "evidence_id", "receipt", "log_head", "head", "log_index", "results",
-                        "content_notice", "total_count",
-                    ],
+            "results": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": _IDENTITY,
+                    "description": "A citation block: always openalex_id, doi, title, "
+                    "authors (at most 20, each name and, when known, a bare ORCID iD) and "
+                    "publication_year; when known publication_date, authors_total, "
+                    "authors_truncated_by_provider, venue, volume, issue, first_page, "
+                    "last_page, type, language, is_oa, oa_status, oa_url, is_retracted, "
+                    "cited_by_count.",
                 },
             },
-            {
-                "if": {"properties": {"status": {"const": "error"}}},
-                "then": {"required": ["error", "remedy"]},
-            },
-        ],
-    }  # fmt: skip
+        },
+    }
 
 
 def check_input() -> dict[str, Any]:
@@ -343,14 +307,24 @@ _CHECKED_REFERENCE = {
 
 
 def check_output() -> dict[str, Any]:
-    """One object schema, discriminated by ``status``, for every ``check_references`` answer."""
-    common = search_output()["properties"]
+    """The ``check_references`` answer's schema: typed, but as small as a search's.
+
+    Only the fields a client acts on are typed (``status``, ``error``, the
+    record's identity, the summary and each reference's verdict); the rest are
+    named in the description and specified in ``docs/evidence-format.md``.
+    """
+    search = search_output()["properties"]
     return {
         "type": "object",
+        "description": "A reference check's answer: status, evidence_id, receipt; on success "
+        "content_notice, log_head, head, log_index, summary (a count per verdict) and "
+        "references (one per input reference, in input order: index, key, verdict, differs, "
+        "retracted, work, observation, error); on error error and remedy.",
         "required": ["status"],
         "properties": {
-            **{key: common[key] for key in ("status", *_COMMON, "error", "log_head", "head")},
-            "log_index": common["log_index"],
+            "status": search["status"],
+            **_COMMON,
+            "error": search["error"],
             "summary": {
                 "type": "object",
                 "required": list(VERDICTS),
@@ -358,22 +332,7 @@ def check_output() -> dict[str, Any]:
             },
             "references": {"type": "array", "items": _CHECKED_REFERENCE},
         },
-        "allOf": [
-            {
-                "if": {"properties": {"status": {"const": "ok"}}},
-                "then": {
-                    "required": [
-                        "evidence_id", "receipt", "log_head", "head", "log_index", "summary",
-                        "references", "content_notice",
-                    ],
-                },
-            },
-            {
-                "if": {"properties": {"status": {"const": "error"}}},
-                "then": {"required": ["error", "remedy"]},
-            },
-        ],
-    }  # fmt: skip
+    }
 
 
 def get_evidence_output() -> dict[str, Any]:
@@ -384,26 +343,18 @@ def get_evidence_output() -> dict[str, Any]:
     """
     return {
         "type": "object",
+        "description": "The stored search answer, as the search gave it ("
+        + _ANSWER_FIELDS
+        + "), with logged (whether the log holds the record) and receipt when one was "
+        "given; or an error, or status incomplete for a search that never finished.",
         "required": ["status"],
         "properties": {
             "status": {"enum": ["ok", "error", "incomplete"]},
             **_COMMON,
             "error": {"enum": sorted({*SEARCH_ERRORS, *RETRIEVAL_ERRORS})},
-            "logged": {"type": "boolean"},
             "results": {"type": "array", "items": {"type": "object"}},
             "references": {"type": "array", "items": {"type": "object"}},
         },
-        "allOf": [
-            {
-                "if": {"properties": {"status": {"const": "ok"}}},
-                "then": {"required": ["evidence_id", "content_notice", "logged"]},
-            },
-            {"if": {"properties": {"status": {"const": "error"}}}, "then": {"required": ["error"]}},
-            {
-                "if": {"properties": {"status": {"const": "incomplete"}}},
-                "then": {"required": ["evidence_id"]},
-            },
-        ],
     }
 
 

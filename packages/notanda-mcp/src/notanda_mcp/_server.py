@@ -71,6 +71,8 @@ __all__ = ["SHUTDOWN_GRACE_S", "NotandaServer", "build_server"]
 
 SERVER_NAME = "notanda-mcp"
 SHUTDOWN_GRACE_S = 2.0
+#: How long after answering ``tools/list`` the search path starts loading.
+_WARM_UP_AFTER_S = 0.05
 #: After the grace, how long the last answers may take to reach the transport.
 _ANSWER_MARGIN_S = 1.0
 INSTRUCTIONS = (
@@ -175,14 +177,17 @@ class _Validators:
     def __init__(self) -> None:
         self._validators: dict[str, Any] | None = None
 
-    def check(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    def load(self) -> dict[str, Any]:
         if self._validators is None:
             from jsonschema import Draft202012Validator
 
             self._validators = {
                 name: Draft202012Validator(spec["inputSchema"]) for name, spec in TOOLS.items()
             }
-        error = next(iter(self._validators[tool].iter_errors(dict(arguments))), None)
+        return self._validators
+
+    def check(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        error = next(iter(self.load()[tool].iter_errors(dict(arguments))), None)
         if error is not None:
             # jsonschema's own message repeats the offending value; only the
             # location and the keyword that failed are reported.
@@ -205,7 +210,8 @@ def _integral(value: Any) -> Any:
 
 
 def _result(reply: Reply) -> types.CallToolResult:
-    text = json.dumps(reply.content, ensure_ascii=False, sort_keys=True)
+    # Compact: the model reads this text on every answer (issue 11).
+    text = json.dumps(reply.content, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
         structured_content=reply.content,
@@ -271,6 +277,7 @@ class NotandaServer:
         self.calls = _Calls()
         self._validators = _Validators()
         self._tools = [types.Tool.model_validate(TOOLS[name]) for name in self.offered]
+        self._warming: threading.Thread | None = None
         self.lowlevel: Server[Any] = Server(
             SERVER_NAME,
             version=__version__,
@@ -285,7 +292,22 @@ class NotandaServer:
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        if self._warming is None:
+            # Every client lists the tools right after the handshake: the
+            # search path loads from then on, in the background (issue 11).
+            self._warming = threading.Thread(target=self._warm_up, name="notanda-warm-up")
+            self._warming.start()
         return types.ListToolsResult(tools=self._tools)
+
+    def _warm_up(self) -> None:
+        """Load what a search needs, after the tool list has gone out; skipped when stopping."""
+        # The answer is sent after this handler returns; imports competing
+        # with it for the GIL would delay it.
+        time.sleep(_WARM_UP_AFTER_S)
+        if self.calls.closing:
+            return
+        self._validators.load()
+        self.service.warm_up()
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams

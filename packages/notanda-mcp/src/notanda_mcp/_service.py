@@ -14,8 +14,9 @@ check take the same path (:meth:`EvidenceService._record_call`):
 5. seal, append to the log, and only then answer: success is never reported
    for a record that is not sealed and logged.
 
-Nothing heavy is imported until the first search: cold start matters to the
-MCP clients that spawn this server.
+Nothing heavy is imported at start-up: cold start matters to the MCP clients
+that spawn this server. :meth:`EvidenceService.warm_up` loads it in the
+background once the client has the tool list, so the first search does not pay.
 """
 
 from __future__ import annotations
@@ -224,6 +225,23 @@ class EvidenceService:
                 self._store = EvidenceStore(self.root, on_stage=self._on_stage)
                 self._log = EvidenceLog(self.root, on_stage=self._on_stage)
             return self._client, self._store, self._log
+
+    def warm_up(self) -> None:
+        """Load what a search needs ahead of the first one: its imports, parts and code digest.
+
+        Run in a background thread once the client has the tool list (see
+        ``NotandaServer``); a failure here is left for the search to meet and answer.
+        """
+        from ._software import software_record
+
+        try:
+            self._parts()
+            software_record()
+            from notanda_openalex import prepare_search
+
+            prepare_search("warm up", 1, None)
+        except Exception:  # noqa: S110 - the first search meets the same failure and answers it
+            pass
 
     def _evidence_log(self) -> EvidenceLog:
         with self._lock:

@@ -21,7 +21,14 @@ from pydantic import BaseModel, ConfigDict
 from ._secrets import SecretScrubber
 from ._text import clean_display_text
 
-__all__ = ["AUTHOR_CAP", "WORK_SELECT_FIELDS", "Author", "Work", "normalize_work"]
+__all__ = [
+    "AUTHOR_CAP",
+    "IDENTITY_FIELDS",
+    "WORK_SELECT_FIELDS",
+    "Author",
+    "Work",
+    "normalize_work",
+]
 
 #: At most this many authors are returned per work; ``authors_total`` says how many there were.
 AUTHOR_CAP = 20
@@ -44,6 +51,10 @@ WORK_SELECT_FIELDS: tuple[str, ...] = (
     "cited_by_count",
 )
 
+#: The fields a work's answer form always holds, ``null`` or not: what names the work.
+#: Every other field is left out when it is ``null`` (:meth:`Work.to_record`).
+IDENTITY_FIELDS: tuple[str, ...] = ("openalex_id", "doi", "title", "authors", "publication_year")
+
 _WORK_ID = re.compile(r"(?:https://openalex\.org/)?(W[0-9]+)")
 _ORCID = re.compile(
     r"(?:https?://(?:www\.)?orcid\.org/)?([0-9]{4}-[0-9]{4}-[0-9]{4}-[0-9]{3}[0-9X])"
@@ -57,8 +68,14 @@ class Author(BaseModel):
 
     #: ``author.display_name`` (falling back to ``raw_author_name``), cleaned; ``None`` if absent.
     name: str | None
-    #: ``https://orcid.org/XXXX-XXXX-XXXX-XXXX`` when the provider gives a well-formed ORCID.
+    #: The bare ORCID iD (``0000-0002-1825-0097``) when the provider gives a well-formed one.
     orcid: str | None
+
+    def to_record(self) -> dict[str, Any]:
+        """Return the author's answer form: ``name`` always, ``orcid`` only when known."""
+        if self.orcid is None:
+            return {"name": self.name}
+        return {"name": self.name, "orcid": self.orcid}
 
 
 class Work(BaseModel):
@@ -94,8 +111,27 @@ class Work(BaseModel):
     cited_by_count: int | None
 
     def to_record(self) -> dict[str, Any]:
-        """Return the JSON-safe record of this work (every field, nulls kept)."""
-        return self.model_dump(mode="json")
+        """Return the work's answer form, the one every tool that returns works gives.
+
+        The :data:`IDENTITY_FIELDS` are always present; every other field is
+        left out when it is ``null``, and ORCID iDs are bare: the model reads
+        this text, and the full observation stays in ``provider.json``.
+        """
+        record: dict[str, Any] = {
+            "openalex_id": self.openalex_id,
+            "doi": self.doi,
+            "title": self.title,
+            "authors": [author.to_record() for author in self.authors],
+            "publication_year": self.publication_year,
+        }
+        for name in _OPTIONAL_FIELDS:
+            value = getattr(self, name)
+            if value is not None:
+                record[name] = value
+        return record
+
+
+_OPTIONAL_FIELDS = tuple(name for name in Work.model_fields if name not in IDENTITY_FIELDS)
 
 
 def _as_dict(value: object) -> dict[str, Any]:
@@ -123,7 +159,7 @@ def _orcid(value: object) -> str | None:
     if not isinstance(value, str):
         return None
     match = _ORCID.fullmatch(value.strip())
-    return f"https://orcid.org/{match.group(1)}" if match else None
+    return match.group(1) if match else None
 
 
 class _Cleaner:
