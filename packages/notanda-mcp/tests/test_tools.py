@@ -38,7 +38,7 @@ from fake_openalex import FakeOpenAlex, fixture_page, synthetic_work, works_page
 from mcp import MCPError
 from notanda_mcp import build_server
 from notanda_mcp._client import ADDED_AFTER_SEALING
-from notanda_mcp._schemas import TOOLS
+from notanda_mcp._schemas import CHECK_REFERENCES, DEFAULT_TOOLSETS, TOOLS, tool_names
 
 pytestmark = pytest.mark.anyio
 
@@ -196,7 +196,8 @@ def test_output_schemas_stay_small_enough_to_check_on_every_call(tool: str) -> N
     schema = TOOLS[tool]["outputSchema"]
     assert "allOf" not in schema
     assert _subschemas(schema) <= 8
-    assert schema["properties"]["results"]["type"] == "array"
+    listed = "references" if tool == CHECK_REFERENCES else "results"
+    assert schema["properties"][listed]["type"] == "array"
 
 
 @pytest.mark.parametrize("tool", sorted(TOOLS))
@@ -213,7 +214,7 @@ async def test_tools_list_never_waits_for_the_warm_up(
     monkeypatch.setattr(server.service, "warm_up", lambda: release.wait(30))
     async with open_session(server, "legacy") as client:
         listed = await client.session.list_tools()  # answered while the warm-up is stuck
-        assert {tool.name for tool in listed.tools} == set(TOOLS)
+        assert {tool.name for tool in listed.tools} == set(tool_names(DEFAULT_TOOLSETS))
         warming = server._warming
         assert warming is not None
         assert warming.is_alive()

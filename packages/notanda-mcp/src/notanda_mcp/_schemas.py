@@ -302,7 +302,6 @@ _CHECKED_REFERENCE = {
     "required": [
         "index", "key", "verdict", "differs", "retracted", "work", "observation", "error",
     ],
-    "properties": {"verdict": {"enum": list(VERDICTS)}},
 }  # fmt: skip
 
 
@@ -319,17 +318,14 @@ def check_output() -> dict[str, Any]:
         "description": "A reference check's answer: status, evidence_id, receipt; on success "
         "content_notice, log_head, head, log_index, summary (a count per verdict) and "
         "references (one per input reference, in input order: index, key, verdict, differs, "
-        "retracted, work, observation, error); on error error and remedy.",
+        "retracted, work, observation, error; verdict one of " + ", ".join(VERDICTS) + "); "
+        "on error error and remedy.",
         "required": ["status"],
         "properties": {
             "status": search["status"],
             **_COMMON,
             "error": search["error"],
-            "summary": {
-                "type": "object",
-                "required": list(VERDICTS),
-                "additionalProperties": {"type": "integer", "minimum": 0},
-            },
+            "summary": {"type": "object", "required": list(VERDICTS)},
             "references": {"type": "array", "items": _CHECKED_REFERENCE},
         },
     }
@@ -345,7 +341,8 @@ def get_evidence_output() -> dict[str, Any]:
         "type": "object",
         "description": "The stored search answer, as the search gave it ("
         + _ANSWER_FIELDS
-        + "), with logged (whether the log holds the record) and receipt when one was "
+        + "; a check's answer holds summary and references instead of results), "
+        "with logged (whether the log holds the record) and receipt when one was "
         "given; or an error, or status incomplete for a search that never finished.",
         "required": ["status"],
         "properties": {
@@ -353,7 +350,7 @@ def get_evidence_output() -> dict[str, Any]:
             **_COMMON,
             "error": {"enum": sorted({*SEARCH_ERRORS, *RETRIEVAL_ERRORS})},
             "results": {"type": "array", "items": {"type": "object"}},
-            "references": {"type": "array", "items": {"type": "object"}},
+            "references": {"type": "array"},
         },
     }
 
