@@ -475,3 +475,19 @@ def test_when_the_look_finds_nothing_the_walk_would_change_nothing(value: Any, s
     body, stored = scrubbed_canonical(value, scrubber)
     if body is not None:
         assert stored == scrubber.scrub_value(value)
+
+
+def test_an_at_sign_outside_a_url_host_does_not_cost_a_walk() -> None:
+    page = {
+        "results": [
+            {"source": "Repository@Nottingham", "url": "https://h.example/a@b?x=1"},
+            {"url": "https://user:pw@h.example/"},
+        ]
+    }
+    scrubber = SecretScrubber()
+    assert not scrubber.may_change(canonical_json_bytes(page["results"][0]))
+    assert scrubber.may_change(canonical_json_bytes(page["results"][1]))
+    assert scrubber.may_change(canonical_json_bytes({"u": 'https://a\\"b@h.example/'}))
+    _, value = scrubbed_canonical(page, scrubber)
+    assert value == scrubber.scrub_value(page)
+    assert value["results"][1]["url"] == "https://h.example/"

@@ -87,9 +87,13 @@ _FOLDS_TO_NAME = ("\u212a".encode("utf-8"),)
 #: Characters a JSON encoder escapes: a secret holding one can be split between a
 #: JSON escape and a percent escape, which undoing the percent escapes alone misses.
 _JSON_ESCAPED = re.compile(r'["\\\x00-\x1f]')
+#: A URL with userinfo (``https://user:password@host``), in canonical bytes: an
+#: escaped character (``\\"``) does not end the host part, a real quote does.
+_USERINFO = re.compile(rb'://(?:[^/?#@"\\]|\\.)*@')
 #: Canonical bytes are looked at in groups of about this size, so that a large
-#: page is never copied whole for the look (a string never spans two groups).
-_LOOK_STEP = 256 * 1024
+#: page is never copied whole for the look (a string never spans two groups),
+#: and a flagged group early in a page wastes little before the per-piece path.
+_LOOK_STEP = 64 * 1024
 
 
 def _secret_forms(secret: str) -> set[str]:
@@ -155,6 +159,23 @@ class SecretScrubber:
             return False
         return self.contains_secret(unquote_to_bytes(data.replace(b"+", b" ")))
 
+    def may_hold_name(self, data: bytes) -> bool:
+        """Return whether *data* may hold a secret-named key or URL parameter, or URL userinfo.
+
+        *data* is canonical JSON, or a part of it holding whole strings and
+        whole ``"key":`` pairs. A parameter's name is looked for as written
+        and percent-decoded; a name spelled with a character whose lower
+        case is ASCII (the Kelvin sign) counts too.
+        """
+        if _USERINFO.search(data) is not None:
+            return True
+        if any(mark in data for mark in _FOLDS_TO_NAME) or _names_may_occur(data.lower()):
+            return True
+        if b"%" not in data:
+            return False
+        decoded = unquote_to_bytes(data)
+        return any(mark in decoded for mark in _FOLDS_TO_NAME) or _names_may_occur(decoded.lower())
+
     def may_change(self, data: bytes) -> bool:
         """Return whether scrubbing could change the value *data* encodes.
 
@@ -164,14 +185,7 @@ class SecretScrubber:
         means a closer look is needed (a word such as ``"monkey":`` is a false
         alarm). Linear in the size of *data*.
         """
-        if self.may_hold_secret(data) or b"@" in data:  # "@": URL userinfo
-            return True
-        if any(mark in data for mark in _FOLDS_TO_NAME) or _names_may_occur(data.lower()):
-            return True
-        if b"%" not in data:
-            return False
-        decoded = unquote_to_bytes(data)  # a parameter's name may be percent-encoded
-        return any(mark in decoded for mark in _FOLDS_TO_NAME) or _names_may_occur(decoded.lower())
+        return self.may_hold_secret(data) or self.may_hold_name(data)
 
     def scrubbed(self, value: Any) -> Any:
         """Return :meth:`scrub_value` of *value*, or *value* itself when that changes nothing.
@@ -361,7 +375,7 @@ class _Emitter:
         stored = value
         if data is None or self._scrubber.may_hold_secret(data):
             stored = self._scrubber._scrub(value, words=words)
-        elif self._scrubber.may_change(data):
+        elif self._scrubber.may_hold_name(data):
             # No secret and no surrogate here: only the name rules can apply,
             # and a false alarm (a word such as "key" in an abstract) keeps the bytes.
             stored = self._scrubber._redact_names(value, words=words)
