@@ -167,7 +167,7 @@ class SecretScrubber:
         and percent-decoded; a name spelled with a character whose lower
         case is ASCII (the Kelvin sign) counts too.
         """
-        if _USERINFO.search(data) is not None:
+        if b"@" in data and _USERINFO.search(data) is not None:
             return True
         if any(mark in data for mark in _FOLDS_TO_NAME) or _names_may_occur(data.lower()):
             return True
