@@ -401,6 +401,11 @@ def test_the_depth_limit_is_the_verifiers_a_sealed_record_at_the_limit_verifies(
             lambda limit: {"x": CanonicalJSON(b"[" * limit + b"]" * limit)}, id="fragment"
         ),
         pytest.param(lambda limit: {"x": _nested(100_000)}, id="100000-deep"),
+        pytest.param(
+            # A bound that leaves no room is no reason to skip the scan.
+            lambda limit: {"x": CanonicalJSON(b"[" * limit + b"]" * limit, limit)},
+            id="fragment-bound-too-high",
+        ),
     ],
 )
 @pytest.mark.parametrize("name", ["request.json", "provider.json", "response.json"])
@@ -468,3 +473,25 @@ def test_the_payload_limit_leaves_room_for_the_largest_provider_body() -> None:
     stored = encode_canonical(json.loads(body))[0]
     assert len(stored) > 3 * len(body)
     assert 3 * len(stored) < verify_file.MAX_PAYLOAD_BYTES
+
+
+def test_a_fragment_with_a_depth_bound_that_fits_is_not_scanned_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from notanda_evidence import _store
+
+    scanned: list[bytes] = []
+    real = verify_file.json_depth_exceeds
+
+    def counting(data: bytes | str, limit: int = verify_file.MAX_JSON_DEPTH) -> bool:
+        scanned.append(data if isinstance(data, bytes) else data.encode())
+        return real(data, limit)
+
+    monkeypatch.setattr(_store._v1, "json_depth_exceeds", counting)
+    body = b'{"a":[1,{"b":2}]}'
+    room = verify_file.MAX_JSON_DEPTH - 1  # one level down in the payload
+    data, _ = encode_canonical({"observed_json": CanonicalJSON(body, room)})
+    assert data == b'{"observed_json":' + body + b"}\n"
+    assert scanned == []
+    encode_canonical({"observed_json": CanonicalJSON(body)})
+    assert scanned == [body]

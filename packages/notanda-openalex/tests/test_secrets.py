@@ -20,6 +20,8 @@ from conftest import (
     json_response,
     make_client,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from notanda_openalex import (
     Capture,
     ConfigurationError,
@@ -28,7 +30,7 @@ from notanda_openalex import (
     canonical_json_bytes,
     prepare_search,
 )
-from notanda_openalex._secrets import SecretScrubber, scrubbed_canonical
+from notanda_openalex._secrets import SECRET_NAMES, SecretScrubber, scrubbed_canonical
 
 
 def everything(result: SearchResult) -> list[str | bytes]:
@@ -278,3 +280,214 @@ def test_secret_forms() -> None:
     assert quoted.contains_secret(json.dumps({"a": 'say "hi"\\'}).encode())
     assert not SecretScrubber(["", None]).has_secrets  # type: ignore[list-item]
     assert set(ALL_SECRETS) >= {SECRET_KEY}
+
+
+# ------------------------------------------- the look that lets a page skip the walk
+
+
+def _percent_encoded(text: str, choices: list[int]) -> str:
+    """*text* with the characters picked by *choices* percent-encoded, hex case per choice."""
+    out = []
+    for index, char in enumerate(text):
+        choice = choices[index % len(choices)] if choices else 0
+        if choice == 0 or char == "%":
+            out.append(quote(char, safe="") if char in "%&=#+" else char)
+            continue
+        hexes = "".join(f"%{byte:02X}" for byte in char.encode("utf-8"))
+        out.append(hexes.lower() if choice == 2 else hexes)
+    return "".join(out)
+
+
+def test_a_mixed_case_percent_encoded_secret_in_a_url_is_scrubbed_from_the_body() -> None:
+    # parse_qsl decodes "%6F" to "o", so the full walk redacts this URL; the old
+    # per-piece look compared only whole upper- or lower-case forms and kept it.
+    url = "https://example.org/landing?q=" + _percent_encoded(SECRET_KEY, [1, 0, 2])
+    page = {"meta": {"count": 1}, "results": [{"id": "https://openalex.org/W1", "url": url}]}
+    scrubber = SecretScrubber([SECRET_KEY])
+    data, value = scrubbed_canonical(page, scrubber)
+    assert data is not None
+    assert value == scrubber.scrub_value(page)
+    assert data == canonical_json_bytes(scrubber.scrub_value(page))
+    assert "REDACTED" in value["results"][0]["url"]
+
+
+def test_a_percent_encoded_secret_name_in_a_url_is_redacted() -> None:
+    url = "https://example.org/x?em%61il=someone%40example.org"
+    page = {"results": [{"id": "https://openalex.org/W1", "url": url}]}
+    scrubber = SecretScrubber()
+    _, value = scrubbed_canonical(page, scrubber)
+    assert value == scrubber.scrub_value(page)
+    assert value != page
+
+
+def test_a_kelvin_sign_key_counts_as_a_secret_name() -> None:
+    page = {"results": [{"\u212aey": "value-under-a-key-named-key"}]}
+    scrubber = SecretScrubber()
+    assert scrubber.may_change(canonical_json_bytes(page))
+    _, value = scrubbed_canonical(page, scrubber)
+    assert value == {"results": [{"\u212aey": "REDACTED"}]}
+
+
+def test_non_ascii_characters_that_lower_to_name_characters_are_all_known() -> None:
+    from notanda_openalex._secrets import _FOLDS_TO_NAME
+
+    name_chars = set("".join(SECRET_NAMES))
+    folding = {
+        chr(code).encode("utf-8")
+        for code in range(0x80, 0x110000)
+        if not 0xD800 <= code < 0xE000 and chr(code).lower() in name_chars
+    }
+    assert folding == set(_FOLDS_TO_NAME)
+
+
+@pytest.mark.parametrize("name", sorted(SECRET_NAMES))
+def test_every_secret_name_is_seen_as_a_key_and_as_a_parameter(name: str) -> None:
+    scrubber = SecretScrubber()
+    for value in ({name.upper(): "v"}, {"u": f"https://h.example/?a=1&{name}=v"}):
+        assert scrubber.may_change(canonical_json_bytes(value))
+        assert scrubber.scrub_value(value) != value
+
+
+def test_a_clean_page_is_not_walked_and_keeps_its_value() -> None:
+    page = {"meta": {"count": 2}, "results": [{"id": "https://openalex.org/W1", "title": "x"}]}
+    scrubber = SecretScrubber([SECRET_KEY])
+    data, value = scrubbed_canonical(page, scrubber)
+    assert value is page
+    assert data == canonical_json_bytes(page)
+
+
+def test_redact_returns_a_clean_record_itself() -> None:
+    client = OpenAlexClient(api_key=SECRET_KEY)
+    record = prepare_search("about cats").to_record()
+    assert client.redact(record) is record
+
+
+_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f"}
+_SHORT_ESCAPES |= {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _wire_string(text: str, data: st.DataObject) -> str:
+    """One of the JSON spellings of *text*: any character may be escaped, any hex case."""
+    out = ['"']
+    for char in text:
+        code = ord(char)
+        if not (char in '"\\' or code < 0x20 or data.draw(st.booleans())):
+            out.append(char)
+        elif char in _SHORT_ESCAPES and data.draw(st.booleans()):
+            out.append(_SHORT_ESCAPES[char])
+        else:
+            units = [code] if code <= 0xFFFF else [0xD7C0 + (code >> 10), 0xDC00 | code & 0x3FF]
+            upper = data.draw(st.booleans())
+            out += [f"\\u{unit:04X}" if upper else f"\\u{unit:04x}" for unit in units]
+    out.append('"')
+    return "".join(out)
+
+
+def _wire(value: Any, data: st.DataObject) -> str:
+    """One of the JSON texts of *value*: escapes as above, whitespace between tokens."""
+    space = data.draw(st.sampled_from(["", " ", "\n  "]))
+    if isinstance(value, dict):
+        members = [
+            f"{space}{_wire_string(key, data)}{space}:{space}{_wire(item, data)}"
+            for key, item in value.items()
+        ]
+        return "{" + ",".join(members) + space + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(space + _wire(item, data) for item in value) + space + "]"
+    if isinstance(value, str):
+        return _wire_string(value, data)
+    return json.dumps(value)
+
+
+_SECRETS = st.text(st.characters(exclude_categories=("Cs",)), min_size=3, max_size=12)
+
+
+@settings(derandomize=True, max_examples=150, deadline=None, database=None)
+@given(
+    secret=_SECRETS,
+    place=st.sampled_from(["text", "url", "key"]),
+    choices=st.lists(st.integers(0, 2), min_size=1, max_size=4),
+    data=st.data(),
+)
+def test_no_json_or_url_spelling_of_a_secret_gets_past_the_look(
+    secret: str, place: str, choices: list[int], data: st.DataObject
+) -> None:
+    """Whatever escapes carry a secret on the wire, the look says "may contain"."""
+    work: dict[str, Any] = {"id": "https://openalex.org/W1"}
+    if place == "text":
+        work["title"] = f"about {secret} and more"
+    elif place == "url":
+        work["landing_page_url"] = "https://example.org/p?q=" + _percent_encoded(secret, choices)
+    else:
+        work["extra"] = {f"x{secret}": 1}
+    page = {"meta": {"count": 1}, "results": [work]}
+    parsed = json.loads(_wire(page, data).encode("utf-8"))
+    scrubber = SecretScrubber([secret])
+    assert scrubber.may_change(canonical_json_bytes(parsed))
+    body, value = scrubbed_canonical(parsed, scrubber)
+    if body is not None:
+        assert value == scrubber.scrub_value(parsed)
+        assert body == canonical_json_bytes(value)
+        assert not scrubber.contains_secret(body)
+
+
+_WORDS = st.sampled_from(
+    [
+        "https://h.example/p?",
+        "http://u:p@h/",
+        "email",
+        "Key",
+        "mailto",
+        "=",
+        "&",
+        "%",
+        "6F",
+        "41",
+        "%2",
+        "\u212a",
+        "@",
+        "+",
+        " ",
+        "oa",
+        "-x",
+        '"',
+        "word",
+        "é",
+        "\U0001f600",
+    ]
+)
+_TEXTS = st.one_of(st.text(max_size=8), st.lists(_WORDS, max_size=8).map("".join))
+_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), _TEXTS),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(_TEXTS, inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(derandomize=True, max_examples=300, deadline=None, database=None)
+@given(value=_VALUES, secret=st.sampled_from(["oa-x", "oa x", "é oa", 'a"b"c']))
+def test_when_the_look_finds_nothing_the_walk_would_change_nothing(value: Any, secret: str) -> None:
+    scrubber = SecretScrubber([secret])
+    if not scrubber.may_change(canonical_json_bytes(value)):
+        assert scrubber.scrub_value(value) == value
+    body, stored = scrubbed_canonical(value, scrubber)
+    if body is not None:
+        assert stored == scrubber.scrub_value(value)
+
+
+def test_an_at_sign_outside_a_url_host_does_not_cost_a_walk() -> None:
+    page = {
+        "results": [
+            {"source": "Repository@Nottingham", "url": "https://h.example/a@b?x=1"},
+            {"url": "https://user:pw@h.example/"},
+        ]
+    }
+    scrubber = SecretScrubber()
+    assert not scrubber.may_change(canonical_json_bytes(page["results"][0]))
+    assert scrubber.may_change(canonical_json_bytes(page["results"][1]))
+    assert scrubber.may_change(canonical_json_bytes({"u": 'https://a\\"b@h.example/'}))
+    _, value = scrubbed_canonical(page, scrubber)
+    assert value == scrubber.scrub_value(page)
+    assert value["results"][1]["url"] == "https://h.example/"

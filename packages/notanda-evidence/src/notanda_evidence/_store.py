@@ -144,9 +144,16 @@ class CanonicalJSON:
     so that it is never encoded twice. The bytes must be exactly what
     :func:`encode_canonical` would produce for the value, without the trailing
     newline; the writer does not re-check them, the ``--full`` pass does.
+
+    The writer does scan them for nesting deeper than the format allows,
+    unless *max_depth* says how deep they nest at most: a caller that checked
+    the bytes the value was parsed from (parsing and re-encoding never nest
+    deeper) passes the limit it checked, and the page is not scanned twice.
     """
 
     data: bytes
+    #: An upper bound on the nesting of :attr:`data` that the caller guarantees.
+    max_depth: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +212,8 @@ def _check_keys(value: Any, limit: int = _v1.MAX_JSON_DEPTH) -> None:
     while stack:
         item, depth = stack.pop()
         if isinstance(item, CanonicalJSON):
+            if item.max_depth is not None and item.max_depth <= limit - depth + 1:
+                continue
             if _v1.json_depth_exceeds(item.data, limit - depth + 1):
                 raise _TooDeep(f"nested deeper than {limit} levels")
             continue

@@ -621,7 +621,8 @@ def _from_result(
     observation = result.observation
     provider = observation.record_fields()
     if observation.body_canonical is not None:
-        provider["observed_json"] = CanonicalJSON(observation.body_canonical)
+        # Parsed from a body _body_too_deep passed: it nests no deeper than that.
+        provider["observed_json"] = CanonicalJSON(observation.body_canonical, _body_depth())
     if result.ok:
         response = {
             "content_notice": NOTICE,
@@ -746,9 +747,16 @@ def _body_too_deep(body: bytes | bytearray) -> bool:
     Checked before the body is parsed, so that a body a sealed record could
     not hold is refused as ``provider_error`` ``too_deep`` and recorded as such.
     """
-    from notanda_evidence.verify_file import MAX_JSON_DEPTH, json_depth_exceeds
+    from notanda_evidence.verify_file import json_depth_exceeds
 
-    return json_depth_exceeds(body if isinstance(body, bytes) else bytes(body), MAX_JSON_DEPTH - 1)
+    return json_depth_exceeds(body if isinstance(body, bytes) else bytes(body), _body_depth())
+
+
+def _body_depth() -> int:
+    """How deep a body may nest: provider.json's own object holds it one level down."""
+    from notanda_evidence.verify_file import MAX_JSON_DEPTH
+
+    return MAX_JSON_DEPTH - 1
 
 
 def _storage_failure(exc: Any, evidence_id: str | None) -> Reply:

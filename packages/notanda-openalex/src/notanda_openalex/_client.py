@@ -244,13 +244,15 @@ class OpenAlexClient:
         return self._refused
 
     def redact(self, value: Any) -> Any:
-        """Return a copy of a JSON-safe *value* with this client's secrets redacted.
+        """Return a JSON-safe *value* with this client's secrets redacted.
 
         Applies the same rules as the observation's slow path (secret values,
         secret-named keys, secret URL parameters, lone surrogates), e.g. to a
-        request record before it is stored.
+        request record before it is stored. A value those rules would not
+        change is returned itself, after one look at its canonical bytes;
+        otherwise the result is a scrubbed copy.
         """
-        return self._scrubber.scrub_value(value)
+        return self._scrubber.scrubbed(value)
 
     def search(
         self,

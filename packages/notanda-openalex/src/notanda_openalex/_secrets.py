@@ -1,10 +1,18 @@
-"""Keeping configured secrets, and values under secret-named keys, out of records.
+r"""Keeping configured secrets, and values under secret-named keys, out of records.
 
 One :class:`SecretScrubber` per client holds every form in which a configured
 secret can appear: raw, percent-encoded (upper- and lower-case hex) and
 JSON-escaped. The fast path only *looks* (substring tests on bytes that are
 produced anyway); the walk that rebuilds a value runs only when a look finds
 something.
+
+The look is made on canonical JSON bytes, not on the provider's wire bytes:
+canonical JSON is the decoded value written with the fewest escapes (only
+``"``, ``\`` and control characters), so every ``\uXXXX`` or ``\/`` spelling
+of a character on the wire is already that character there, and "these bytes
+hold no form of a secret" means "no decoded string holds one". What the
+decoder of a URL could still turn into a secret (percent-encoding in any hex
+case, ``+`` for a space) is undone once more before looking.
 """
 
 from __future__ import annotations
@@ -15,12 +23,20 @@ import re
 from collections.abc import Iterable
 from itertools import islice
 from typing import Any
-from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
+from urllib.parse import (
+    parse_qsl,
+    quote,
+    quote_plus,
+    unquote_to_bytes,
+    urlencode,
+    urlsplit,
+    urlunsplit,
+)
 
 from harvester.http import redact_url as _core_redact_url
 
 from ._canonical import ENCODER as _ENCODER
-from ._canonical import SPLIT_DEPTH, canonical_json_bytes
+from ._canonical import SPLIT_DEPTH, canonical_json_bytes, iter_canonical_pieces
 from ._text import has_lone_surrogate, replace_lone_surrogates
 
 __all__ = [
@@ -62,10 +78,22 @@ _KEY_TRIGGERS = (b'key":', b'token":', b'email":', b'mailto":', b'authorization"
 _PARAM_ENDINGS = (b"key", b"token", b"email", b"mailto", b"authorization")
 _LONGEST_PARAM_ENDING = max(len(ending) for ending in _PARAM_ENDINGS)
 
-#: A URL with userinfo (``https://user:password@host``): the core strips it.
-_USERINFO = re.compile(rb'://[^/"?#@\\\s]*@')
-
 _PERCENT_HEX = re.compile("%[0-9A-F]{2}")
+
+#: UTF-8 of the characters outside ASCII whose ``str.lower()`` is an ASCII
+#: character of a secret name (the Kelvin sign lowers to ``k``); ``bytes.lower``
+#: does not fold them, so their presence alone means "may hold a name".
+_FOLDS_TO_NAME = ("\u212a".encode("utf-8"),)
+#: Characters a JSON encoder escapes: a secret holding one can be split between a
+#: JSON escape and a percent escape, which undoing the percent escapes alone misses.
+_JSON_ESCAPED = re.compile(r'["\\\x00-\x1f]')
+#: A URL with userinfo (``https://user:password@host``), in canonical bytes: an
+#: escaped character (``\\"``) does not end the host part, a real quote does.
+_USERINFO = re.compile(rb'://(?:[^/?#@"\\]|\\.)*@')
+#: Canonical bytes are looked at in groups of about this size, so that a large
+#: page is never copied whole for the look (a string never spans two groups),
+#: and a flagged group early in a page wastes little before the per-piece path.
+_LOOK_STEP = 64 * 1024
 
 
 def _secret_forms(secret: str) -> set[str]:
@@ -94,6 +122,13 @@ class SecretScrubber:
             json.dumps(value, ensure_ascii=False)[1:-1].encode("utf-8") for value in values if value
         }
         self._byte_forms = tuple(sorted(byte_forms, key=lambda form: (-len(form), form)))
+        self._plus_matters = any(" " in value for value in values)
+        # A URL decoder may join a JSON escape and a percent escape, or replace
+        # an invalid percent sequence with U+FFFD: such secrets are never ruled
+        # out by a look at bytes holding percent escapes.
+        self._percent_unsure = any(
+            _JSON_ESCAPED.search(value) or "\ufffd" in value for value in values if value
+        )
 
     @property
     def has_secrets(self) -> bool:
@@ -103,6 +138,68 @@ class SecretScrubber:
     def contains_secret(self, data: bytes) -> bool:
         """Return whether *data* (UTF-8 or canonical JSON) holds any secret form."""
         return any(form in data for form in self._byte_forms)
+
+    def may_hold_secret(self, data: bytes) -> bool:
+        """Return whether *data* holds a secret form, or one after URL decoding.
+
+        *data* is canonical JSON, or a part of it holding whole strings. What
+        ``parse_qsl`` makes of a query in here (``%XX`` in either hex case,
+        ``+`` for a space) is undone for the whole of *data* at once: names and
+        values are decoded the same way wherever they stand, and the decoding
+        of a query's part is a part of the whole's decoding.
+        """
+        if not self._byte_forms:
+            return False
+        if self.contains_secret(data):
+            return True
+        if b"%" in data:
+            if self._percent_unsure:
+                return True
+        elif not (self._plus_matters and b"+" in data):
+            return False
+        return self.contains_secret(unquote_to_bytes(data.replace(b"+", b" ")))
+
+    def may_hold_name(self, data: bytes) -> bool:
+        """Return whether *data* may hold a secret-named key or URL parameter, or URL userinfo.
+
+        *data* is canonical JSON, or a part of it holding whole strings and
+        whole ``"key":`` pairs. A parameter's name is looked for as written
+        and percent-decoded; a name spelled with a character whose lower
+        case is ASCII (the Kelvin sign) counts too.
+        """
+        if b"@" in data and _USERINFO.search(data) is not None:
+            return True
+        if any(mark in data for mark in _FOLDS_TO_NAME) or _names_may_occur(data.lower()):
+            return True
+        if b"%" not in data:
+            return False
+        decoded = unquote_to_bytes(data)
+        return any(mark in decoded for mark in _FOLDS_TO_NAME) or _names_may_occur(decoded.lower())
+
+    def may_change(self, data: bytes) -> bool:
+        """Return whether scrubbing could change the value *data* encodes.
+
+        *data* is canonical JSON, or a part of it holding whole strings and
+        whole ``"key":`` pairs. ``False`` is a promise: :meth:`scrub_value`
+        would return the value unchanged, so it need not run. ``True`` only
+        means a closer look is needed (a word such as ``"monkey":`` is a false
+        alarm). Linear in the size of *data*.
+        """
+        return self.may_hold_secret(data) or self.may_hold_name(data)
+
+    def scrubbed(self, value: Any) -> Any:
+        """Return :meth:`scrub_value` of *value*, or *value* itself when that changes nothing.
+
+        The value is encoded once to look at it; only a look that finds
+        something (see :meth:`may_change`) walks it.
+        """
+        try:
+            data = canonical_json_bytes(value)
+        except (ValueError, TypeError, RecursionError):  # includes UnicodeEncodeError
+            return self.scrub_value(value)
+        if self.may_change(data):
+            return self.scrub_value(value)
+        return value
 
     def text_contains_secret(self, text: str) -> bool:
         """Return whether *text* holds any secret form."""
@@ -231,8 +328,8 @@ class SecretScrubber:
         return value
 
 
-def _has_trigger(piece: bytes) -> bool:
-    lowered = piece.lower()
+def _names_may_occur(lowered: bytes) -> bool:
+    """Whether lower-case canonical bytes may hold a secret-named key or URL parameter."""
     if any(trigger in lowered for trigger in _KEY_TRIGGERS):
         return True
     index = lowered.find(b"=")
@@ -240,7 +337,7 @@ def _has_trigger(piece: bytes) -> bool:
         if lowered[max(0, index - _LONGEST_PARAM_ENDING) : index].endswith(_PARAM_ENDINGS):
             return True
         index = lowered.find(b"=", index + 1)
-    return _USERINFO.search(piece) is not None
+    return False
 
 
 class _KeyChanged(Exception):
@@ -260,7 +357,7 @@ class _Emitter:
     Near the top (where :func:`iter_canonical_pieces` splits) objects and
     arrays are walked here; below that, each value is encoded whole and only
     walked by :meth:`SecretScrubber.scrub_value` if its bytes fail to encode
-    (lone surrogate), contain a trigger or contain a secret. For a works page
+    (lone surrogate) or :meth:`SecretScrubber.may_change` finds something. For a works page
     a piece is one work, so a secret in one record costs one record's walk.
     """
 
@@ -276,9 +373,9 @@ class _Emitter:
                 return self._emit_array(value, depth)
         data = _encoded(value)
         stored = value
-        if data is None or self._scrubber.contains_secret(data):
+        if data is None or self._scrubber.may_hold_secret(data):
             stored = self._scrubber._scrub(value, words=words)
-        elif _has_trigger(data):
+        elif self._scrubber.may_hold_name(data):
             # No secret and no surrogate here: only the name rules can apply,
             # and a false alarm (a word such as "key" in an abstract) keeps the bytes.
             stored = self._scrubber._redact_names(value, words=words)
@@ -327,6 +424,33 @@ class _Emitter:
         return stored if changed else value
 
 
+def _clean_canonical(value: Any, scrubber: SecretScrubber) -> bytes | None:
+    """The canonical bytes of *value* when scrubbing would change nothing, else ``None``.
+
+    The common case: one plain encode and one look, in groups of whole
+    pieces, and no walk of the value at all.
+    """
+    pieces: list[bytes] = []
+    group: list[bytes] = []
+    size = 0
+    for piece in iter_canonical_pieces(value):
+        group.append(piece)
+        size += len(piece)
+        if size >= _LOOK_STEP:
+            if scrubber.may_change(b"".join(group)):
+                return None
+            pieces += group
+            group, size = [], 0
+    if group and scrubber.may_change(b"".join(group)):
+        return None
+    pieces += group
+    del group
+    data = b"".join(pieces)
+    del pieces
+    # A secret spanning JSON structure, or two groups, is in no single group.
+    return None if scrubber.contains_secret(data) else data
+
+
 def scrubbed_canonical(value: Any, scrubber: SecretScrubber) -> tuple[bytes | None, Any]:
     """Encode a parsed body once, scrubbing only the parts that need it.
 
@@ -341,6 +465,12 @@ def scrubbed_canonical(value: Any, scrubber: SecretScrubber) -> tuple[bytes | No
         TypeError: A value that is not JSON.
         RecursionError: Nesting deeper than the encoder allows.
     """
+    try:
+        data = _clean_canonical(value, scrubber)
+    except UnicodeEncodeError:  # a lone surrogate: the walk replaces it
+        data = None
+    if data is not None:
+        return data, value
     out = io.BytesIO()
     try:
         stored = _Emitter(scrubber, out).emit(value, 0, words=False)
