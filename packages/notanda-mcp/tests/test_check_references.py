@@ -133,6 +133,7 @@ async def test_get_evidence_with_the_receipt_returns_the_stored_check(
     assert wrong.is_error is True
     assert wrong.structured_content is not None
     assert wrong.structured_content["status"] == "error"
+    assert wrong.structured_content["error"] == "receipt_mismatch"
     assert REFERENCES not in wrong.structured_content
 
 
