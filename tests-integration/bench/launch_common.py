@@ -19,15 +19,22 @@ BENCH_KEY = "oa-bench-4f9c2d7e1a8b3c6d5e0f9a8b7c6d5e4f"
 
 
 def parse_launch_args(description: str) -> argparse.Namespace:
-    """``--evidence-dir``, ``--page``, ``--delay``, ``--pid-file`` (written here) and the TSA's."""
+    """``--evidence-dir``, ``--page``, ``--delay``, ``--pid-file`` (written here), ours' extras."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--evidence-dir", required=True)
-    parser.add_argument("--page", required=True, type=Path)
+    parser.add_argument("--page", type=Path, help="the page every search is answered with")
     parser.add_argument("--delay", type=float, default=0.0, help="provider wait in seconds")
     parser.add_argument("--pid-file", type=Path)
     parser.add_argument("--timestamp-url", help="ours only: stamp log heads at this TSA")
     parser.add_argument("--timestamp-every", type=float, default=300.0)
+    parser.add_argument(
+        "--references",
+        action="store_true",
+        help="ours only: offer check_references, the provider answering the bench's check",
+    )
     args = parser.parse_args()
+    if args.page is None and not args.references:
+        parser.error("--page is required unless --references")
     if args.pid_file is not None:
         args.pid_file.write_text(str(os.getpid()))
     return args

@@ -9,7 +9,9 @@ all of them; the anchor speaks the handshake era only, so it is driven in
 ``legacy`` mode, and so is ours wherever the two are compared. The client
 lists the tools first, as every real client does, so the SDK validates each
 ``structuredContent`` against the tool's output schema on both sides.
-Measured calls alternate between the two servers.
+Measured calls alternate between the two servers. The reference check's
+memory is ours alone (0.1.0b3 has no check): its peak RSS above its own idle
+RSS, through ``launch_ours.py --references``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from benchlib import HERE, Bench, counted_fsync, median, mib, ms, proc_status, timed, times
+from benchlib import HERE, MIB, Bench, counted_fsync, median, mib, ms, proc_status, timed, times
+from references_fixture import CHECK_LATENCY_S, CHECK_REFERENCES, check_fixture
 
 SEARCH = {"query": "machine learning", "limit": 10}
 #: Merged by the SDK over its minimal default environment. PYTHONDONTWRITEBYTECODE is
@@ -82,6 +85,17 @@ class Servers:
         if tsa is not None:
             command += ["--timestamp-url", tsa, "--timestamp-every", str(STAMP_EVERY_S)]
         return command
+
+    def ours_checker(self, *, pid: str) -> list[str]:
+        """Ours offering ``check_references``, its provider answering the bench's check."""
+        command = [sys.executable, str(HERE / "launch_ours.py"), "--evidence-dir"]
+        return [
+            *command,
+            self._root("ours-check"),
+            "--references",
+            "--pid-file",
+            str(self.pid_file(pid)),
+        ]
 
     def anchor(self, page: Path, *, delay: float = 0.0, pid: str | None = None) -> list[str]:
         if self.anchor_python is None:
@@ -460,6 +474,35 @@ async def bench_large(bench: Bench, servers: Servers) -> None:
     )
 
 
+async def bench_check(bench: Bench, servers: Servers) -> None:
+    """Peak RSS of the 100-reference check through the real server, above its idle RSS."""
+    text, _ = check_fixture()
+    async with connect(bench, servers.ours_checker(pid="ours-check")) as client:
+        await client.list_tools()
+        idle = proc_status(servers.pid("ours-check"))["VmRSS"]
+        seconds, answer = await call(client, "check_references", {"references": text})
+        peak = proc_status(servers.pid("ours-check"))["VmHWM"]
+    if answer["summary"]["verified"] != CHECK_REFERENCES or answer.get("log_index") is None:
+        raise RuntimeError(f"the check did not verify every reference: {answer['summary']}")
+    above = peak - idle
+    bench.row(
+        f"mcp: check_references of {CHECK_REFERENCES}, peak RSS above idle",
+        mib(above),
+        f"idle {mib(idle)}",
+        "-",
+        "<= 40 MiB",
+        met=above <= 40 * MIB,
+    )
+    bench.note(
+        f"reference check through the server: {CHECK_REFERENCES} references (50 DOIs, 50 "
+        f"titles, {len(text.encode()):,} bytes of BibTeX) in one check_references call over "
+        f"stdio, the provider answering each request after {ms(CHECK_LATENCY_S, 0)} "
+        f"(references_fixture.py); the call took {seconds:.2f} s, record sealed and logged. "
+        f"RSS from /proc: VmHWM {mib(peak)} after the check vs VmRSS {mib(idle)} after "
+        "tools/list, so the figure includes the check's first-use imports."
+    )
+
+
 async def bench_cold_start(bench: Bench, servers: Servers) -> None:
     """Spawn to a completed tools/list: our console script, a bare 2.x server, the anchor's."""
     commands: dict[str, Callable[[], list[str]]] = {
@@ -554,10 +597,15 @@ async def run_async(bench: Bench) -> None:
         ("search/get_evidence", bench_small),
         ("requests during a search", bench_blocking),
         ("large page", bench_large),
+        ("reference check", bench_check),
         ("stamping", bench_stamping),
     ]
     for name, step in steps:
-        if bench.anchor_python is None and step not in (bench_cold_start, bench_stamping):
+        if bench.anchor_python is None and step not in (
+            bench_cold_start,
+            bench_check,
+            bench_stamping,
+        ):
             bench.failed(f"mcp: {name}", "needs --anchor-python")
             continue
         try:

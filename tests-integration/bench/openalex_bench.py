@@ -11,7 +11,9 @@ memory.
 The reference check runs ``OpenAlexClient.check_references`` on 100
 references (50 with DOIs: one DOI batch; 50 with titles only: 50 title
 lookups) against an ``httpx.MockTransport`` that answers every request after
-200 ms, at the default concurrency of 4: 13 rounds, a floor of about 2.6 s.
+200 ms (``references_fixture.py``), at the default concurrency of 4: 13 rounds,
+a floor of about 2.6 s. Its memory is measured through the real server
+(``mcp_bench.py``).
 """
 
 from __future__ import annotations
@@ -22,11 +24,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from benchlib import Bench, median, mib, ms, times
+from references_fixture import CHECK_LATENCY_S, CHECK_REFERENCES, check_fixture, check_provider
 
 LIMIT = 10
-#: How long the fake OpenAlex takes to answer each request of the reference check.
-CHECK_LATENCY_S = 0.2
-CHECK_REFERENCES = 100
 
 
 def bench_time(bench: Bench) -> None:
@@ -110,61 +110,16 @@ def bench_memory(bench: Bench) -> None:
     )
 
 
-def _check_fixture() -> tuple[str, dict[str, list[dict[str, object]]]]:
-    """The bibliography (BibTeX) and the works the fake answers with, by request kind."""
-    entries: list[str] = []
-    by_doi: list[dict[str, object]] = []
-    titled: list[dict[str, object]] = []
-    for number in range(CHECK_REFERENCES):
-        title = f"A large scale study of topic {number} in the analysis of complex systems"
-        names = [f"Author{number}x{rank} Family{number}x{rank}" for rank in range(8)]
-        record: dict[str, object] = {
-            "id": f"https://openalex.org/W{1000 + number}",
-            "doi": f"https://doi.org/10.5555/bench.{number}",
-            "title": title,
-            "publication_year": 2020,
-            "authorships": [{"author": {"display_name": name}} for name in names],
-            "primary_location": {"source": {"display_name": "Journal of Complex Systems"}},
-            "type": "article",
-            "is_retracted": False,
-        }
-        authors = " and ".join(f"Family{number}x{rank}, A." for rank in range(8))
-        fields = (
-            f"author={{{authors}}}, title={{{title}}}, journal={{J. Complex Syst.}}, year={{2020}}"
-        )
-        if number % 2 == 0:
-            fields += f", doi={{10.5555/bench.{number}}}"
-            by_doi.append(record)
-        else:
-            titled.append(record)
-        entries.append(f"@article{{ref{number}, {fields}}}")
-    return "\n".join(entries), {"doi": by_doi, "title": titled}
-
-
 def bench_references(bench: Bench) -> None:
     import httpx
     from notanda_openalex import OpenAlexClient, parse_references
-    from notanda_openalex._matching import decide, decide_by_doi, normalize_text
+    from notanda_openalex._matching import decide, decide_by_doi
 
-    text, works = _check_fixture()
-    pool = works["title"]
+    text, _ = check_fixture()
 
-    def answer(request: httpx.Request) -> httpx.Response:
-        time.sleep(CHECK_LATENCY_S)
-        value = request.url.params["filter"]
-        if value.startswith("doi:"):
-            wanted = {f"https://doi.org/{doi}" for doi in value[4:].split("|")}
-            results = [work for work in works["doi"] if work["doi"] in wanted]
-        else:
-            # The matching work and nine near neighbours, as a relevance search answers.
-            query = normalize_text(value.removeprefix("title.search:"))
-            hit = next(
-                i for i, work in enumerate(pool) if normalize_text(str(work["title"])) == query
-            )
-            results = [pool[(hit + offset) % len(pool)] for offset in range(10)]
-        return httpx.Response(200, json={"meta": {"count": len(results)}, "results": results})
-
-    client = OpenAlexClient(api_key="bench-key-0000", transport=httpx.MockTransport(answer))
+    client = OpenAlexClient(
+        api_key="bench-key-0000", transport=httpx.MockTransport(check_provider())
+    )
     parsed = parse_references(text)
     started = time.perf_counter()
     check = client.check_references(parsed)

@@ -8,8 +8,9 @@ builds a second venv with ``notanda-mcp==0.1.0b3`` (the anchor) and calls::
 with ``NOTANDA_SHARED_DIR`` (fixtures) and ``NOTANDA_REPO_ROOT`` (for
 ``packages/notanda-openalex/tests/bench_support.py``, which the wheel does not
 ship) set. Sections (``--only``): ``evidence`` (verify, seal, log append,
-audit, consistency proof), ``openalex`` (body to result, peak memory) and
-``mcp`` (the two servers over real stdio) and ``answers`` (answer bytes per
+audit, consistency proof), ``openalex`` (body to result, peak memory, the
+100-reference check), ``mcp`` (the two servers over real stdio; the reference
+check's memory is ours alone) and ``answers`` (answer bytes per
 work, the first search after start). Targets are shown, not asserted:
 the exit code is 0 when every figure was measured and 1 when one could not be,
 whatever the figures say. ``--quick`` scales every size down for development

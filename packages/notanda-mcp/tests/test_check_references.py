@@ -106,6 +106,37 @@ async def test_a_bibliography_is_checked_into_one_sealed_record(
         assert "has_doi" not in str(request_sent.url)
 
 
+async def test_get_evidence_with_the_receipt_returns_the_stored_check(
+    evidence_root: Path,
+) -> None:
+    provider = FakeOpenAlex(bibliography())
+    async with open_session(checker(evidence_root, provider), "legacy") as client:
+        answer, _ = await check(client, BIBTEX)
+        sent = len(provider.requests)
+        got = await call(
+            client,
+            "get_evidence",
+            {"evidence_id": answer["evidence_id"], "receipt": answer["receipt"]},
+        )
+        other = "0" * 64
+        wrong = await call(
+            client, "get_evidence", {"evidence_id": answer["evidence_id"], "receipt": other}
+        )
+    assert got.is_error is False
+    assert got.structured_content is not None
+    stored = read_json(evidence_root / answer["evidence_id"] / "response.json")
+    assert got.structured_content == {**stored, "logged": True, "receipt": answer["receipt"]}
+    assert got.structured_content["summary"] == answer["summary"]
+    assert got.structured_content[REFERENCES] == answer[REFERENCES]
+    assert len(provider.requests) == sent  # retrieval never contacts the provider
+    # The receipt is checked, not echoed: another one is refused.
+    assert wrong.is_error is True
+    assert wrong.structured_content is not None
+    assert wrong.structured_content["status"] == "error"
+    assert wrong.structured_content["error"] == "receipt_mismatch"
+    assert REFERENCES not in wrong.structured_content
+
+
 async def test_editing_a_verdict_is_detected_and_so_is_a_resealed_observation(
     evidence_root: Path,
 ) -> None:
