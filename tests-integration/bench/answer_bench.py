@@ -60,6 +60,7 @@ def bench_answer_bytes(bench: Bench) -> None:
     import httpx
     import notanda_mcp
     from notanda_mcp._server import _result
+    from notanda_mcp._service import Caller
     from notanda_openalex import Work
 
     fields = tuple(Work.model_fields)
@@ -76,7 +77,7 @@ def bench_answer_bytes(bench: Bench) -> None:
         service = notanda_mcp.build_server(
             root, transport=transport, config={"HARVESTER_OPENALEX_API_KEY": "oa-bench-key-0"}
         ).service
-        reply = service.search(SEARCH, client=None, protocol_version=PROTOCOL)
+        reply = service.search(SEARCH, Caller(protocol_version=PROTOCOL))
         if reply.is_error:
             raise RuntimeError(f"search on {name} failed")
         count = len(reply.content["results"])

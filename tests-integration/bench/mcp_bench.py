@@ -272,6 +272,7 @@ def in_process(bench: Bench, servers: Servers, page: Path, rounds: int) -> dict[
     """Our server's search and retrieval without MCP: ``build_server(...).service``."""
     import httpx
     import notanda_mcp
+    from notanda_mcp._service import Caller
 
     body = page.read_bytes()
     transport = httpx.MockTransport(
@@ -289,7 +290,7 @@ def in_process(bench: Bench, servers: Servers, page: Path, rounds: int) -> dict[
     client = {"name": "notanda-bench", "version": "1"}
 
     def search() -> dict[str, Any]:
-        reply = service.search(SEARCH, client=client, protocol_version="2025-11-25")
+        reply = service.search(SEARCH, Caller(client=client, protocol_version="2025-11-25"))
         if reply.is_error:
             raise RuntimeError("in-process search failed")
         content: dict[str, Any] = reply.content
