@@ -34,6 +34,7 @@ from ._log import (
     read_regular_file,
 )
 from ._store import EvidenceStorageError
+from ._timestamp_audit import read_token, token_names
 from ._timestamps import TIMESTAMPS_DIR, token_size
 from ._version import __version__
 from .verify_file import (
@@ -285,17 +286,14 @@ def _export_tokens(base: Path, out: Path) -> list[str]:
     the token limit; anything else is left for ``audit`` of the root to report.
     """
     source = base / TIMESTAMPS_DIR
-    if source.is_symlink() or not source.is_dir():
-        return []
-    names = sorted(entry.name for entry in os.scandir(source) if token_size(entry.name) is not None)
+    names, _ = token_names(source)
     copied: list[str] = []
     for name in names:
-        try:
-            data = read_regular_file(source / name, MAX_TOKEN_BYTES)
-        except OSError:
-            continue  # a link, a FIFO or unreadable: audit of the root reports it
-        if len(data) > MAX_TOKEN_BYTES:
-            continue  # too large to be a token: likewise
+        if token_size(name) is None:
+            continue  # not a token: audit of the root reports it
+        data = read_token(source / name)
+        if isinstance(data, str) or len(data) > MAX_TOKEN_BYTES:
+            continue  # a link, a FIFO, unreadable or too large: likewise
         out.mkdir(exist_ok=True)
         (out / name).write_bytes(data)
         copied.append(f"notanda/timestamps/{name}")

@@ -43,6 +43,7 @@ __all__ = [
     "TimestampFinding",
     "TokenReport",
     "audit_timestamps",
+    "read_token",
     "token_names",
 ]
 
@@ -177,7 +178,7 @@ def token_names(folder: Path) -> tuple[list[str], list[TimestampFinding]]:
     return names, []
 
 
-def _read(path: Path) -> bytes | str:
+def read_token(path: Path) -> bytes | str:
     """The token file's bytes (at most one past the limit), or why it was refused."""
     try:
         return read_regular_file(path, MAX_TOKEN_BYTES)
@@ -258,7 +259,7 @@ def audit_timestamps(
     tokens: list[TokenReport] = []
     for size, name in sized:
         path = folder / name
-        data = _read(path)
+        data = read_token(path)
         if isinstance(data, str):
             findings.append(_finding(TimestampCode.UNREADABLE, Severity.ERROR, name, data))
             continue
