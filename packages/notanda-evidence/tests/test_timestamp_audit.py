@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from notanda_evidence import EvidenceLog, _cli, audit
+from notanda_evidence import EvidenceLog, _cli, _timestamp_audit, audit
 from notanda_evidence._der import DerProblem, TimeStampResponse, read_time_stamp_response
 from notanda_evidence._timestamp_audit import SignatureCheck, TimestampCode
 from notanda_evidence._timestamps import TIMESTAMPS_DIR, checkpoint_digest, token_name
@@ -179,6 +179,22 @@ def test_a_linked_tokens_folder_is_refused(stamped: Path, tmp_path: Path) -> Non
     folder.rename(elsewhere)
     folder.symlink_to(elsewhere, target_is_directory=True)
     assert _codes(stamped) == (1, ["tsa.unreadable"])
+
+
+def test_an_openssl_that_does_not_answer_in_time_leaves_each_token_unchecked(
+    stamped: Path, tsa: Authorities, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hanging = tmp_path / "openssl"
+    hanging.write_text("#!/bin/sh\nexec sleep 30\n")
+    hanging.chmod(0o700)
+    monkeypatch.setattr(shutil, "which", lambda name: str(hanging))
+    monkeypatch.setattr(_timestamp_audit, "OPENSSL_DEADLINE_S", 0.2)
+    result = audit(stamped, tsa_ca=tsa.ca_pem)
+    assert result.exit_code == 3
+    assert result.timestamps is not None
+    unchecked = [f for f in result.timestamps.findings if f.code is TimestampCode.UNCHECKED]
+    assert len(unchecked) == 2
+    assert all("did not answer within 0.2 s" in (f.detail or "") for f in unchecked)
 
 
 def test_without_openssl_each_token_is_unchecked_with_the_command_to_run(
