@@ -17,15 +17,14 @@ have another shape, so they are no reference):
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from benchlib import HERE, Bench, median, ms, times
+from client_paths import PROTOCOL, SEARCH, SERVER_ENV, RawClient
 
 #: Real pages with full records and at least ten works (the issue's 611 - 1,741 bytes).
 PAGES = (
@@ -33,10 +32,8 @@ PAGES = (
     "works_list_2025-10_search-machine-learning_per-page-20.json",
     "works_list_2022-05_filter-author-id_per-page-25.json",
 )
-SEARCH = {"query": "machine learning", "limit": 10}
 #: Between the tools/list answer and the first call: a model takes longer to choose a tool.
 FIRST_CALL_AFTER_S = 1.0
-PROTOCOL = "2025-11-25"
 
 
 def _previous_form(content: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
@@ -74,9 +71,7 @@ def bench_answer_bytes(bench: Bench) -> None:
             )
         )
         root = Path(tempfile.mkdtemp(dir=bench.workdir))
-        service = notanda_mcp.build_server(
-            root, transport=transport, config={"HARVESTER_OPENALEX_API_KEY": "oa-bench-key-0"}
-        ).service
+        service = notanda_mcp.build_server(root, transport=transport, config=SERVER_ENV).service
         reply = service.search(SEARCH, Caller(protocol_version=PROTOCOL))
         if reply.is_error:
             raise RuntimeError(f"search on {name} failed")
@@ -96,6 +91,7 @@ def bench_answer_bytes(bench: Bench) -> None:
         times(mean_ours / mean_before),
         "<= 0.75x before",
         met=mean_ours / mean_before <= 0.75,
+        goal="answer-bytes",
     )
     per_page = ", ".join(f"{o:.0f}/{b:.0f}" for o, b in zip(ours, before, strict=True))
     bench.note(
@@ -140,76 +136,15 @@ def schema_check(bench: Bench, service: Any, found: dict[str, Any]) -> None:
     )
 
 
-class _Raw:
-    """A newline-delimited JSON-RPC client over a server's stdin and stdout."""
-
-    def __init__(self, command: list[str], errlog: IO[str]) -> None:
-        self.process = subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errlog,
-            env={**os.environ, "HARVESTER_OPENALEX_API_KEY": "oa-bench-key-0"},
-        )
-        self._next = 0
-
-    def send(self, method: str, params: dict[str, Any], *, notify: bool = False) -> None:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
-        if not notify:
-            self._next += 1
-            message["id"] = self._next
-        assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps(message).encode("utf-8") + b"\n")
-        self.process.stdin.flush()
-
-    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        self.send(method, params)
-        assert self.process.stdout is not None
-        while True:
-            line = self.process.stdout.readline()
-            if not line:
-                raise RuntimeError(f"the server closed stdout before answering {method}")
-            answer: dict[str, Any] = json.loads(line)
-            if answer.get("id") == self._next:
-                if "error" in answer:
-                    raise RuntimeError(f"{method}: {answer['error']}")
-                return answer
-
-    def close(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-
 def _first_and_later(bench: Bench, root: Path, page: Path, later: int) -> tuple[float, list[float]]:
     command = [sys.executable, str(HERE / "launch_ours.py"), "--evidence-dir", str(root)]
     command += ["--page", str(page)]
     with (bench.workdir / "answer-servers.stderr").open("a") as errlog:
-        raw = _Raw(command, errlog)
+        raw = RawClient(command, errlog, SERVER_ENV)
         try:
-            raw.request(
-                "initialize",
-                {
-                    "protocolVersion": PROTOCOL,
-                    "capabilities": {},
-                    "clientInfo": {"name": "notanda-bench-raw", "version": "1"},
-                },
-            )
-            raw.send("notifications/initialized", {}, notify=True)
-            raw.request("tools/list", {})
+            raw.handshake()
             time.sleep(FIRST_CALL_AFTER_S)
-            arguments = {"name": "search_literature", "arguments": SEARCH}
-            samples = []
-            for _ in range(later + 1):
-                started = time.perf_counter()
-                answer = raw.request("tools/call", arguments)
-                samples.append(time.perf_counter() - started)
-                if answer["result"].get("isError"):
-                    raise RuntimeError("a raw-client search failed")
+            samples = [raw.call_tool("search_literature", SEARCH)[0] for _ in range(later + 1)]
         finally:
             raw.close()
     return samples[0], samples[1:]
@@ -224,8 +159,8 @@ def bench_first_search(bench: Bench) -> None:
     _first_and_later(bench, root, page, 0)
     firsts: list[float] = []
     laters: list[float] = []
-    for _ in range(bench.scale(5, 2)):
-        first, later = _first_and_later(bench, root, page, bench.scale(10, 4))
+    for _ in range(bench.scale(5, 2, 1)):
+        first, later = _first_and_later(bench, root, page, bench.scale(10, 4, 1))
         firsts.append(first)
         laters.extend(later)
     f, s = median(firsts), median(laters)
@@ -236,6 +171,7 @@ def bench_first_search(bench: Bench) -> None:
         times(f / s),
         "<= 1.5x a later one",
         met=f / s <= 1.5,
+        goal="first-search",
     )
     bench.note(
         f"first search: {len(firsts)} fresh server processes (launch_ours.py, the ~100 KB page, "
