@@ -42,17 +42,19 @@ def checked(tool: str, is_error: bool | None, content: Any) -> dict[str, Any]:
     return content
 
 
-async def search_and_get(clients: dict[str, Call], rounds: int) -> dict[str, Any]:
+async def search_and_get(
+    clients: dict[str, Call], rounds: int, warm_up: int = WARM_UP
+) -> dict[str, Any]:
     """Medians' raw samples of ``search_literature`` then ``get_evidence`` per server.
 
-    Each server gets WARM_UP searches, then *rounds* timed searches, then
+    Each server gets *warm_up* searches, then *rounds* timed searches, then
     *rounds* timed retrievals with the receipts of its own searches; the
     servers alternate call by call. Returns ``{"search": {name: [s]}, "get":
     {name: [s]}, "replies": {tool: answer}}`` with the last answers of the
     first server (the SDK floor serves them).
     """
     records: dict[str, list[dict[str, Any]]] = {name: [] for name in clients}
-    for _ in range(WARM_UP):
+    for _ in range(warm_up):
         for name, call in clients.items():
             records[name].append((await call("search_literature", SEARCH))[1])
     search: dict[str, list[float]] = {name: [] for name in clients}

@@ -23,7 +23,7 @@ from contextlib import AsyncExitStack
 from typing import Any, TextIO
 
 import anyio
-from client_paths import Call, checked, search_and_get
+from client_paths import WARM_UP, Call, checked, search_and_get
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -31,6 +31,7 @@ from mcp.client.stdio import stdio_client
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, required=True)
+    parser.add_argument("--warm-up", type=int, default=WARM_UP)
     parser.add_argument("--errlog", required=True, help="where the servers' stderr goes")
     parser.add_argument("--env", default="{}", help="JSON object: the servers' extra environment")
     parser.add_argument("--server", nargs=2, action="append", metavar=("NAME", "JSON_ARGV"))
@@ -64,7 +65,7 @@ async def drive(args: argparse.Namespace, env: dict[str, str], errlog: TextIO) -
             await session.initialize()
             await session.list_tools()
             clients[name] = caller(session)
-        samples = await search_and_get(clients, args.rounds)
+        samples = await search_and_get(clients, args.rounds, args.warm_up)
     from importlib.metadata import version
 
     samples["client"] = f"mcp {version('mcp')}"

@@ -210,9 +210,8 @@ async def raw_path(bench: Bench, servers: Servers, page: Path, rounds: int) -> d
         try:
             for client in clients.values():
                 client.handshake()
-            return await search_and_get(
-                {name: client.call for name, client in clients.items()}, rounds
-            )
+            calls: dict[str, Call] = {name: client.call for name, client in clients.items()}
+            return await search_and_get(calls, rounds, bench.scale(WARM_UP, WARM_UP, 1))
         finally:
             for client in clients.values():
                 client.close()
@@ -223,6 +222,7 @@ def mcp1_path(bench: Bench, servers: Servers, page: Path, rounds: int) -> dict[s
     if bench.mcp1_python is None:
         raise RuntimeError("no --mcp1-python given")
     command = [bench.mcp1_python, str(HERE / "mcp1_client.py"), "--rounds", str(rounds)]
+    command += ["--warm-up", str(bench.scale(WARM_UP, WARM_UP, 1))]
     command += ["--errlog", str(bench.workdir / "mcp-servers.stderr")]
     command += ["--env", json.dumps(SERVER_ENV)]
     for name, argv in (("ours", servers.ours(page)), ("anchor", servers.anchor(page))):
@@ -244,7 +244,7 @@ async def mcp2_path(
         schemas = {tool.name: tool.output_schema for tool in (await ours.list_tools()).tools}
         await anchor.list_tools()
         clients: dict[str, Call] = {"ours": partial(call, ours), "anchor": partial(call, anchor)}
-        return await search_and_get(clients, rounds), schemas
+        return await search_and_get(clients, rounds, bench.scale(WARM_UP, WARM_UP, 1)), schemas
 
 
 def path_rows(bench: Bench, path: str, samples: dict[str, Any], size_kb: float) -> None:
@@ -579,14 +579,15 @@ async def bench_cold_start(bench: Bench, servers: Servers) -> None:
         commands["anchor"] = servers.anchor_cli
     samples: dict[str, list[float]] = {name: [] for name in commands}
     rounds = bench.scale(12, 3, 1)
-    for round_index in range(rounds + 1):
+    warm = bench.scale(1, 1, 0)
+    for round_index in range(rounds + warm):
         for name, command in commands.items():
             argv = command()
             started = time.perf_counter()
             async with connect(bench, argv) as client:
                 await client.list_tools()
                 seconds = time.perf_counter() - started
-            if round_index:  # round 0 warms the file cache and bytecode
+            if round_index >= warm:  # round 0 warms the file cache and bytecode
                 samples[name].append(seconds)
     m = {name: median(values) for name, values in samples.items()}
     extra = m["ours"] - m["bare"]
@@ -629,7 +630,7 @@ async def bench_stamping(bench: Bench, servers: Servers) -> None:
             }
             for client in clients.values():
                 await client.list_tools()
-            for _ in range(3):
+            for _ in range(bench.scale(WARM_UP, WARM_UP, 1)):
                 for client in clients.values():
                     await call(client, "search_literature", SEARCH)
             search: dict[str, list[float]] = {"on": [], "off": []}
@@ -675,8 +676,10 @@ async def run_async(bench: Bench) -> None:
         ):
             bench.failed(f"mcp: {name}", "needs --anchor-python")
             continue
+        started = time.perf_counter()
         try:
             await step(bench, servers)
+            print(f"    {name} took {time.perf_counter() - started:.0f} s", flush=True)
         except Exception as exc:
             while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
                 exc = exc.exceptions[0]  # the SDK wraps errors in exception groups
