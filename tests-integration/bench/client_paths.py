@@ -77,6 +77,11 @@ async def search_and_get(
     return {"search": search, "get": get, "replies": replies}
 
 
+def inherited_env() -> dict[str, str]:
+    """This process's environment but PYTHONDONTWRITEBYTECODE: children cache their bytecode."""
+    return {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+
+
 class RawClient:
     """A newline-delimited JSON-RPC client over a server's stdin and stdout."""
 
@@ -86,7 +91,7 @@ class RawClient:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=errlog,
-            env={**os.environ, **env},
+            env={**inherited_env(), **env},
         )
         self._next = 0
 
