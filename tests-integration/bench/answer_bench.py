@@ -3,12 +3,15 @@
 Two figures of issue 11, measured on our server alone (the anchor's answers
 have another shape, so they are no reference):
 
-* bytes of the search answer's text (the ``TextContent`` the model reads,
-  made by the server's own ``_result``) per work, mean over three real
-  OpenAlex list pages of the shared fixtures, against the same answers in the
+* bytes of the search answer's text (the ``TextContent`` the model reads, as
+  the raw client receives it from ``launch_ours.py``) per work, mean over
+  three real OpenAlex list pages of the shared fixtures, against the same
+  answers in the
   form notanda-mcp wrote before issue 11 (every citation-block field, ``null``
   kept, ORCID iDs as ``https://orcid.org/`` URLs, ``json.dumps`` default
   separators), rebuilt here from the new answer so both come from one search;
+  the schema-check cost uses the output schemas that server's tools/list
+  publishes and its answers, so no private API of ours is involved;
 * the first search after start against later ones, through a raw
   newline-delimited JSON-RPC client over stdio (no SDK on the client side),
   with the pause a client leaves between listing the tools and its first call.
@@ -24,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import HERE, Bench, median, ms, times
-from client_paths import PROTOCOL, SEARCH, SERVER_ENV, RawClient
+from client_paths import SEARCH, RawClient, checked
 
 #: Real pages with full records and at least ten works (the issue's 611 - 1,741 bytes).
 PAGES = (
@@ -54,35 +57,32 @@ def _previous_form(content: dict[str, Any], fields: tuple[str, ...]) -> dict[str
 
 
 def bench_answer_bytes(bench: Bench) -> None:
-    import httpx
-    import notanda_mcp
-    from notanda_mcp._server import _result
-    from notanda_mcp._service import Caller
     from notanda_openalex import Work
 
     fields = tuple(Work.model_fields)
     ours: list[float] = []
     before: list[float] = []
-    for name in PAGES:
-        body = (bench.shared_dir / "fixtures" / "openalex" / name).read_bytes()
-        transport = httpx.MockTransport(
-            lambda request, body=body: httpx.Response(
-                200, headers={"Content-Type": "application/json"}, content=body
-            )
-        )
-        root = Path(tempfile.mkdtemp(dir=bench.workdir))
-        service = notanda_mcp.build_server(root, transport=transport, config=SERVER_ENV).service
-        reply = service.search(SEARCH, Caller(protocol_version=PROTOCOL))
-        if reply.is_error:
-            raise RuntimeError(f"search on {name} failed")
-        count = len(reply.content["results"])
-        text = _result(reply).content[0].text  # type: ignore[union-attr]
-        previous = json.dumps(
-            _previous_form(reply.content, fields), ensure_ascii=False, sort_keys=True
-        )
-        ours.append(len(text.encode("utf-8")) / count)
-        before.append(len(previous.encode("utf-8")) / count)
-    schema_check(bench, service, reply.content)
+    with (bench.workdir / "answer-servers.stderr").open("a") as errlog:
+        for name in PAGES:
+            page = bench.shared_dir / "fixtures" / "openalex" / name
+            raw = RawClient(launch_ours(Path(tempfile.mkdtemp(dir=bench.workdir)), page), errlog)
+            try:
+                # Through the protocol, as a client reads it: no private API of ours.
+                schemas = {tool["name"]: tool.get("outputSchema") for tool in raw.handshake()}
+                result = raw.tool_result("search_literature", SEARCH)[1]
+                found = checked(
+                    "search_literature", result.get("isError"), result.get("structuredContent")
+                )
+                arguments = {"evidence_id": found["evidence_id"], "receipt": found["receipt"]}
+                retrieved = raw.call_tool("get_evidence", arguments)[1]
+            finally:
+                raw.close()
+            count = len(found["results"])
+            text = result["content"][0]["text"]
+            previous = json.dumps(_previous_form(found, fields), ensure_ascii=False, sort_keys=True)
+            ours.append(len(text.encode("utf-8")) / count)
+            before.append(len(previous.encode("utf-8")) / count)
+    schema_check(bench, schemas, {"search_literature": found, "get_evidence": retrieved})
     mean_ours, mean_before = sum(ours) / len(ours), sum(before) / len(before)
     bench.row(
         "answer: search text bytes per work, mean of 3 real pages",
@@ -102,15 +102,17 @@ def bench_answer_bytes(bench: Bench) -> None:
     )
 
 
-def schema_check(bench: Bench, service: Any, found: dict[str, Any]) -> None:
-    """What the mcp 1.x client's per-call ``jsonschema.validate`` of our answers costs."""
+def schema_check(
+    bench: Bench, schemas: dict[str, dict[str, Any]], answers: dict[str, dict[str, Any]]
+) -> None:
+    """What the mcp 1.x client's per-call ``jsonschema.validate`` of our answers costs.
+
+    *schemas* are the output schemas our tools/list publishes, *answers* one real
+    answer of each tool.
+    """
     import timeit
 
     import jsonschema
-    from notanda_mcp._schemas import TOOLS
-
-    arguments = {"evidence_id": found["evidence_id"], "receipt": found["receipt"]}
-    answers = {"search_literature": found, "get_evidence": service.get_evidence(arguments).content}
 
     def cost(schema: dict[str, Any], answer: dict[str, Any]) -> float:
         def check() -> None:
@@ -118,7 +120,7 @@ def schema_check(bench: Bench, service: Any, found: dict[str, Any]) -> None:
 
         return min(timeit.repeat(check, number=10, repeat=bench.scale(9, 3))) / 10
 
-    ours = {name: cost(TOOLS[name]["outputSchema"], answer) for name, answer in answers.items()}
+    ours = {name: cost(schemas[name], answer) for name, answer in answers.items()}
     generic = {name: cost({"type": "object"}, answer) for name, answer in answers.items()}
     bench.row(
         "answer: mcp 1.x client's schema check per call, search/get",
@@ -136,11 +138,21 @@ def schema_check(bench: Bench, service: Any, found: dict[str, Any]) -> None:
     )
 
 
+def launch_ours(root: Path, page: Path) -> list[str]:
+    """Our server on *root*, every search answered with *page* (``launch_ours.py``)."""
+    return [
+        sys.executable,
+        str(HERE / "launch_ours.py"),
+        "--evidence-dir",
+        str(root),
+        "--page",
+        str(page),
+    ]
+
+
 def _first_and_later(bench: Bench, root: Path, page: Path, later: int) -> tuple[float, list[float]]:
-    command = [sys.executable, str(HERE / "launch_ours.py"), "--evidence-dir", str(root)]
-    command += ["--page", str(page)]
     with (bench.workdir / "answer-servers.stderr").open("a") as errlog:
-        raw = RawClient(command, errlog, SERVER_ENV)
+        raw = RawClient(launch_ours(root, page), errlog)
         try:
             raw.handshake()
             time.sleep(FIRST_CALL_AFTER_S)

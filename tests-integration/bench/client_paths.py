@@ -85,7 +85,9 @@ def inherited_env() -> dict[str, str]:
 class RawClient:
     """A newline-delimited JSON-RPC client over a server's stdin and stdout."""
 
-    def __init__(self, command: list[str], errlog: IO[str], env: dict[str, str]) -> None:
+    def __init__(
+        self, command: list[str], errlog: IO[str], env: dict[str, str] = SERVER_ENV
+    ) -> None:
         self.process = subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
@@ -119,8 +121,8 @@ class RawClient:
                     raise RuntimeError(f"{method}: {answer['error']}")
                 return answer
 
-    def handshake(self) -> None:
-        """initialize, initialized, and tools/list, as every real client starts."""
+    def handshake(self) -> list[dict[str, Any]]:
+        """initialize, initialized, and tools/list, as every real client starts; the tools."""
         self.request(
             "initialize",
             {
@@ -130,14 +132,19 @@ class RawClient:
             },
         )
         self.send("notifications/initialized", {}, notify=True)
-        self.request("tools/list", {})
+        tools: list[dict[str, Any]] = self.request("tools/list", {})["result"]["tools"]
+        return tools
+
+    def tool_result(self, tool: str, arguments: dict[str, Any]) -> tuple[float, dict[str, Any]]:
+        """Seconds one tool call takes, and its whole ``result`` (text and structured)."""
+        started = time.perf_counter()
+        answer = self.request("tools/call", {"name": tool, "arguments": arguments})
+        result: dict[str, Any] = answer["result"]
+        return time.perf_counter() - started, result
 
     def call_tool(self, tool: str, arguments: dict[str, Any]) -> tuple[float, dict[str, Any]]:
         """Seconds one tool call takes, and its structured answer (which must be a success)."""
-        started = time.perf_counter()
-        answer = self.request("tools/call", {"name": tool, "arguments": arguments})
-        seconds = time.perf_counter() - started
-        result = answer["result"]
+        seconds, result = self.tool_result(tool, arguments)
         return seconds, checked(tool, result.get("isError"), result.get("structuredContent"))
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[float, dict[str, Any]]:

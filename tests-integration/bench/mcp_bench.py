@@ -204,8 +204,8 @@ async def raw_path(bench: Bench, servers: Servers, page: Path, rounds: int) -> d
     """The search/get samples through :class:`client_paths.RawClient`, both servers."""
     with (bench.workdir / "mcp-servers.stderr").open("a") as errlog:
         clients = {
-            "ours": RawClient(servers.ours(page), errlog, SERVER_ENV),
-            "anchor": RawClient(servers.anchor(page), errlog, SERVER_ENV),
+            "ours": RawClient(servers.ours(page), errlog),
+            "anchor": RawClient(servers.anchor(page), errlog),
         }
         try:
             for client in clients.values():
