@@ -4,12 +4,15 @@ Both servers are real processes started the way an MCP client starts them:
 ours through ``launch_ours.py`` (``notanda_mcp.build_server`` with an
 ``httpx.MockTransport``), the anchor through ``launch_anchor.py`` (its own
 ``main()`` with the same kind of transport), and, for cold start, both console
-scripts and a bare mcp 2.x server. One SDK client (mcp 2.x, this venv) drives
-all of them; the anchor speaks the handshake era only, so it is driven in
-``legacy`` mode, and so is ours wherever the two are compared. The client
-lists the tools first, as every real client does, so the SDK validates each
-``structuredContent`` against the tool's output schema on both sides.
-Measured calls alternate between the two servers. The reference check's
+scripts and a bare mcp 2.x server. ``search_literature`` and ``get_evidence``
+on the ~100 KB page are timed through three client paths (``client_paths.py``:
+a raw JSON-RPC client, the mcp 1.x SDK client in its own venv, this venv's
+mcp 2.x SDK client); every other step uses the mcp 2.x client. The anchor
+speaks the handshake era only, so it is driven in ``legacy`` mode, and so is
+ours wherever the two are compared. Every client lists the tools first, as
+every real client does, so an SDK validates each ``structuredContent``
+against the tool's output schema on both sides. Measured calls alternate
+between the two servers. The reference check's
 memory is ours alone (0.1.0b3 has no check): its peak RSS above its own idle
 RSS, through ``launch_ours.py --references``.
 """
