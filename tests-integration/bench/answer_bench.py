@@ -62,26 +62,31 @@ def bench_answer_bytes(bench: Bench) -> None:
     fields = tuple(Work.model_fields)
     ours: list[float] = []
     before: list[float] = []
+    # One server; the launcher reads its page afresh per request, so each search gets
+    # the fixture page copied there just before it.
+    page = bench.workdir / "answer-page.json"
+    page.write_bytes(b"{}")
     with (bench.workdir / "answer-servers.stderr").open("a") as errlog:
-        for name in PAGES:
-            page = bench.shared_dir / "fixtures" / "openalex" / name
-            raw = RawClient(launch_ours(Path(tempfile.mkdtemp(dir=bench.workdir)), page), errlog)
-            try:
-                # Through the protocol, as a client reads it: no private API of ours.
-                schemas = {tool["name"]: tool.get("outputSchema") for tool in raw.handshake()}
+        raw = RawClient(launch_ours(Path(tempfile.mkdtemp(dir=bench.workdir)), page), errlog)
+        try:
+            # Through the protocol, as a client reads it: no private API of ours.
+            schemas = {tool["name"]: tool.get("outputSchema") for tool in raw.handshake()}
+            answers: list[tuple[str, dict[str, Any]]] = []
+            for name in PAGES:
+                page.write_bytes((bench.shared_dir / "fixtures" / "openalex" / name).read_bytes())
                 result = raw.tool_result("search_literature", SEARCH)[1]
-                found = checked(
-                    "search_literature", result.get("isError"), result.get("structuredContent")
-                )
-                arguments = {"evidence_id": found["evidence_id"], "receipt": found["receipt"]}
-                retrieved = raw.call_tool("get_evidence", arguments)[1]
-            finally:
-                raw.close()
-            count = len(found["results"])
-            text = result["content"][0]["text"]
-            previous = json.dumps(_previous_form(found, fields), ensure_ascii=False, sort_keys=True)
-            ours.append(len(text.encode("utf-8")) / count)
-            before.append(len(previous.encode("utf-8")) / count)
+                content = result.get("structuredContent")
+                found = checked("search_literature", result.get("isError"), content)
+                answers.append((result["content"][0]["text"], found))
+            arguments = {"evidence_id": found["evidence_id"], "receipt": found["receipt"]}
+            retrieved = raw.call_tool("get_evidence", arguments)[1]
+        finally:
+            raw.close()
+    for text, content in answers:
+        count = len(content["results"])
+        previous = json.dumps(_previous_form(content, fields), ensure_ascii=False, sort_keys=True)
+        ours.append(len(text.encode("utf-8")) / count)
+        before.append(len(previous.encode("utf-8")) / count)
     schema_check(bench, schemas, {"search_literature": found, "get_evidence": retrieved})
     mean_ours, mean_before = sum(ours) / len(ours), sum(before) / len(before)
     bench.row(
