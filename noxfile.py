@@ -598,27 +598,36 @@ def bench(session: nox.Session) -> None:
     """Print every benchmark figure beside notanda-mcp 0.1.0b3's (slow; not in the default run)."""
     wheel_files = [str(p) for p in _wheel_paths().values()]
     session.install("-c", str(CONSTRAINTS), *wheel_files)
-    # Outside the session's own folder, which nox recreates on every run.
-    anchor = ROOT / ".nox" / "_anchor-notanda-mcp-0.1.0b3"
-    if not (anchor / "bin" / "python").exists():
-        session.run(sys.executable, "-m", "venv", str(anchor), external=True)
-        session.run(
-            str(anchor / "bin" / "python"),
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "notanda-mcp==0.1.0b3",
-            external=True,
-        )
+    anchor = _side_venv(session, "_anchor-notanda-mcp-0.1.0b3", "notanda-mcp==0.1.0b3")
+    mcp1 = _side_venv(session, f"_client-{MCP1_CLIENT.replace('==', '-')}", MCP1_CLIENT)
     session.run(
         "python",
         str(ROOT / "tests-integration" / "bench" / "run_bench.py"),
         "--anchor-python",
-        str(anchor / "bin" / "python"),
+        anchor,
+        "--mcp1-python",
+        mcp1,
         *session.posargs,
         env=_pytest_env(session),
     )
+
+
+#: The mcp 1.x Python SDK the bench's second client path runs (the last 1.x release it was
+#: measured with); the bench session's own venv has mcp 2.x from the constraints.
+MCP1_CLIENT = "mcp==1.30.0"
+
+
+def _side_venv(session: nox.Session, name: str, requirement: str) -> str:
+    """The python of a venv under .nox/ holding *requirement*, built once from PyPI.
+
+    Outside the session's own folder, which nox recreates on every run.
+    """
+    venv = ROOT / ".nox" / name
+    python = venv / "bin" / "python"
+    if not python.exists():
+        session.run(sys.executable, "-m", "venv", str(venv), external=True)
+        session.run(str(python), "-m", "pip", "install", "-q", requirement, external=True)
+    return str(python)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import gc
 import importlib.util
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -25,6 +26,22 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 MIB = 1024 * 1024
+
+#: The figures issue 11 asks for ("Measure"), in its order: a row measuring one names
+#: its key (``Bench.row(..., goal=KEY)``) and the run ends with one table of all of them.
+GOALS = {
+    "search-raw": "search_literature, 100 KB page, raw client",
+    "search-mcp1": "search_literature, 100 KB page, mcp 1.x client",
+    "get-raw": "get_evidence with receipt, raw client",
+    "get-mcp1": "get_evidence with receipt, mcp 1.x client",
+    "first-search": "first search after start, raw client",
+    "stubbed-search": "in-process search, fsync stubbed",
+    "answer-bytes": "search answer text bytes per work",
+    "verify-jobs": "verify 1,000 records, default --jobs",
+    "audit-jobs": "audit 10,000 records, default --jobs",
+    "large-rss": "peak RSS above baseline, 3.8 MB page",
+    "cold-start": "cold start over a bare mcp 2.x server",
+}
 
 
 # ------------------------------------------------------------------ results
@@ -74,12 +91,17 @@ class Bench:
     repo_root: Path
     shared_dir: Path
     anchor_python: str | None
-    quick: bool
+    #: ``full``, ``quick`` (scaled down) or ``smoke`` (one or two rounds on tiny inputs,
+    #: a stand-in anchor when none is given: only checks that every step runs).
+    mode: str
+    #: python of a venv with the mcp 1.x SDK (the third client path), if given.
+    mcp1_python: str | None = None
     rows: list[Row] = field(default_factory=list)
+    goals: dict[str, Row] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     _support: ModuleType | None = None
-    _anchor: AnchorWorker | None = None
+    _anchor: AnchorWorker | FakeAnchor | None = None
 
     def row(
         self,
@@ -90,9 +112,18 @@ class Bench:
         target: str,
         *,
         met: bool | None,
+        goal: str | None = None,
     ) -> None:
-        """Add a line; *met* is None for a figure that is only reported."""
-        self.rows.append(Row(benchmark, ours, reference, ratio, target, verdict(met)))
+        """Add a line; *met* is None for a figure that is only reported.
+
+        *goal* names the issue-11 figure (a key of :data:`GOALS`) the line measures.
+        """
+        row = Row(benchmark, ours, reference, ratio, target, verdict(met))
+        self.rows.append(row)
+        if goal is not None:
+            if goal not in GOALS:
+                raise KeyError(f"unknown goal {goal!r}")
+            self.goals[goal] = row
 
     def note(self, text: str) -> None:
         self.notes.append(text)
@@ -102,8 +133,27 @@ class Bench:
         self.failures.append(f"{what}: {reason}")
         self.rows.append(Row(what, "not measured", reason[:60], "-", "-", "n/a"))
 
-    def scale(self, full: int, quick: int) -> int:
-        return quick if self.quick else full
+    @property
+    def quick(self) -> bool:
+        """Sizes are scaled down (``--quick`` or ``--smoke``)."""
+        return self.mode != "full"
+
+    @property
+    def smoke(self) -> bool:
+        return self.mode == "smoke"
+
+    @property
+    def fake_anchor(self) -> bool:
+        """``--smoke`` without an anchor venv: ours stands in for 0.1.0b3 on its side."""
+        return self.smoke and self.anchor_python is None
+
+    @property
+    def has_anchor(self) -> bool:
+        """Whether anchor-side figures can be taken (real or, in smoke, stood in for)."""
+        return self.anchor_python is not None or self.fake_anchor
+
+    def scale(self, full: int, quick: int, smoke: int = 1) -> int:
+        return {"full": full, "quick": quick, "smoke": smoke}[self.mode]
 
     # ---------------------------------------------------------------- helpers
 
@@ -142,6 +192,8 @@ class Bench:
                 "page4m": lambda: support.large_page(),
                 "page37": lambda: support.large_page(3_800_000),
             }
+            if self.smoke:  # the same code paths on the small page
+                builders = dict.fromkeys(builders, builders["small"])
             if name.startswith("record"):
                 index = int(name[len("record") :])
                 data = support.realistic_page(10, 100_000 + 8_000 * index)
@@ -151,12 +203,15 @@ class Bench:
             path.write_bytes(data)
         return path
 
-    def anchor(self) -> AnchorWorker:
+    def anchor(self) -> AnchorWorker | FakeAnchor:
         """The worker process in the anchor's venv (started on first use)."""
-        if self.anchor_python is None:
-            raise RuntimeError("no --anchor-python given")
         if self._anchor is None:
-            self._anchor = AnchorWorker(self.anchor_python, self.workdir)
+            if self.fake_anchor:
+                self._anchor = FakeAnchor()
+            elif self.anchor_python is None:
+                raise RuntimeError("no --anchor-python given")
+            else:
+                self._anchor = AnchorWorker(self.anchor_python, self.workdir)
         return self._anchor
 
     def close(self) -> None:
@@ -291,6 +346,29 @@ class AnchorWorker:
         if stdin is not None:
             stdin.write(json.dumps({"op": "quit"}) + "\n")
             stdin.close()
+
+
+class FakeAnchor:
+    """Answers ``anchor_worker.py``'s operations with fixed figures (``--smoke`` only).
+
+    Our side of every step still runs; the anchor's figures are meaningless.
+    """
+
+    _ID = re.compile(r"[0-9a-f]{32}")
+
+    def call(self, op: str, **arguments: Any) -> dict[str, Any]:
+        if op == "verify":
+            names = [name for name in os.listdir(arguments["root"]) if self._ID.fullmatch(name)]
+            return {"seconds": 1.0, "records": len(names), "ok": len(names)}
+        if op == "body":
+            return {"seconds": 1.0, "results": arguments["limit"]}
+        if op == "memory":
+            size = os.path.getsize(arguments["page"])
+            return {"body_bytes": size, "peak_bytes": size, "encoded_bytes": size}
+        raise RuntimeError(f"unknown anchor operation {op!r}")
+
+    def close(self) -> None:
+        pass
 
 
 def interpreter_version(python: str) -> str:

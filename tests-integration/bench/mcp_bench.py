@@ -4,12 +4,15 @@ Both servers are real processes started the way an MCP client starts them:
 ours through ``launch_ours.py`` (``notanda_mcp.build_server`` with an
 ``httpx.MockTransport``), the anchor through ``launch_anchor.py`` (its own
 ``main()`` with the same kind of transport), and, for cold start, both console
-scripts and a bare mcp 2.x server. One SDK client (mcp 2.x, this venv) drives
-all of them; the anchor speaks the handshake era only, so it is driven in
-``legacy`` mode, and so is ours wherever the two are compared. The client
-lists the tools first, as every real client does, so the SDK validates each
-``structuredContent`` against the tool's output schema on both sides.
-Measured calls alternate between the two servers. The reference check's
+scripts and a bare mcp 2.x server. ``search_literature`` and ``get_evidence``
+on the ~100 KB page are timed through three client paths (``client_paths.py``:
+a raw JSON-RPC client, the mcp 1.x SDK client in its own venv, this venv's
+mcp 2.x SDK client); every other step uses the mcp 2.x client. The anchor
+speaks the handshake era only, so it is driven in ``legacy`` mode, and so is
+ours wherever the two are compared. Every client lists the tools first, as
+every real client does, so an SDK validates each ``structuredContent``
+against the tool's output schema on both sides. Measured calls alternate
+between the two servers. The reference check's
 memory is ours alone (0.1.0b3 has no check): its peak RSS above its own idle
 RSS, through ``launch_ours.py --references``.
 """
@@ -19,23 +22,30 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
 import sys
 import time
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from functools import partial
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import anyio
 from benchlib import HERE, MIB, Bench, counted_fsync, median, mib, ms, proc_status, timed, times
+from client_paths import (
+    SEARCH,
+    SERVER_ENV,
+    WARM_UP,
+    Call,
+    RawClient,
+    checked,
+    search_and_get,
+)
 from references_fixture import CHECK_LATENCY_S, CHECK_REFERENCES, check_fixture
 
-SEARCH = {"query": "machine learning", "limit": 10}
-#: Merged by the SDK over its minimal default environment. PYTHONDONTWRITEBYTECODE is
-#: deliberately absent: the warm-up runs cache bytecode, as a pip install does up front.
-SERVER_ENV = {"HARVESTER_OPENALEX_API_KEY": "oa-bench-4f9c2d7e1a8b3c6d5e0f9a8b7c6d5e4f"}
 #: When a probe is sent after its search: well inside the 300 ms provider wait.
 PROBE_AFTER_S = 0.05
 #: The in-process search with ``os.fsync`` stubbed, as the bench printed it before
@@ -98,6 +108,8 @@ class Servers:
         ]
 
     def anchor(self, page: Path, *, delay: float = 0.0, pid: str | None = None) -> list[str]:
+        if self.bench.fake_anchor:  # --smoke without an anchor: ours stands in
+            return self.ours(page, delay=delay, pid=pid)
         if self.anchor_python is None:
             raise RuntimeError("no --anchor-python given")
         return self._launch(self.anchor_python, "anchor", page, delay, pid)
@@ -108,6 +120,8 @@ class Servers:
         return [*start, "--evidence-dir", self._root("ours-cli")]
 
     def anchor_cli(self) -> list[str]:
+        if self.bench.fake_anchor:
+            return self.ours_cli()
         if self.anchor_python is None:
             raise RuntimeError("no --anchor-python given")
         script = Path(self.anchor_python).with_name("notanda-mcp")
@@ -148,10 +162,7 @@ async def call(client: Any, tool: str, arguments: dict[str, Any]) -> tuple[float
     started = time.perf_counter()
     result = await client.call_tool(tool, arguments)
     seconds = time.perf_counter() - started
-    content = result.structured_content
-    if result.is_error or not isinstance(content, dict) or content.get("status") != "ok":
-        raise RuntimeError(f"{tool} failed: {str(content)[:200]}")
-    return seconds, content
+    return seconds, checked(tool, result.is_error, result.structured_content)
 
 
 async def ping(client: Any) -> None:
@@ -179,55 +190,106 @@ async def during_search(client: Any, probe: Callable[[], Awaitable[Any]]) -> tup
 # ------------------------------------------------------------------ benches
 
 
-async def bench_small(bench: Bench, servers: Servers) -> None:
-    """search_literature and get_evidence medians on the 10-work, ~100 KB page."""
-    page = bench.page("small")
+#: Bounds on ours / anchor per client path, (search_literature, get_evidence); None: report.
+PATH_TARGETS: dict[str, tuple[float | None, float | None]] = {
+    "raw": (0.35, 0.5),
+    "mcp1": (0.6, 1.0),
+    "mcp2": (None, None),
+}
+PATH_LABELS = {
+    "raw": "raw JSON-RPC client",
+    "mcp1": "mcp 1.x SDK client",
+    "mcp2": "mcp 2.x SDK client",
+}
+
+
+async def raw_path(bench: Bench, servers: Servers, page: Path, rounds: int) -> dict[str, Any]:
+    """The search/get samples through :class:`client_paths.RawClient`, both servers."""
+    with (bench.workdir / "mcp-servers.stderr").open("a") as errlog:
+        clients = {
+            "ours": RawClient(servers.ours(page), errlog),
+            "anchor": RawClient(servers.anchor(page), errlog),
+        }
+        try:
+            for client in clients.values():
+                client.handshake()
+            calls: dict[str, Call] = {name: client.call for name, client in clients.items()}
+            return await search_and_get(calls, rounds, bench.scale(WARM_UP, WARM_UP, 1))
+        finally:
+            for client in clients.values():
+                client.close()
+
+
+def mcp1_path(bench: Bench, servers: Servers, page: Path, rounds: int) -> dict[str, Any]:
+    """The same samples through the mcp 1.x SDK client, run in its own venv."""
+    if bench.mcp1_python is None:
+        raise RuntimeError("no --mcp1-python given")
+    command = [bench.mcp1_python, str(HERE / "mcp1_client.py"), "--rounds", str(rounds)]
+    command += ["--warm-up", str(bench.scale(WARM_UP, WARM_UP, 1))]
+    command += ["--errlog", str(bench.workdir / "mcp-servers.stderr")]
+    command += ["--env", json.dumps(SERVER_ENV)]
+    for name, argv in (("ours", servers.ours(page)), ("anchor", servers.anchor(page))):
+        command += ["--server", name, json.dumps(argv)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=900)
+    if done.returncode != 0:
+        raise RuntimeError(f"mcp1_client.py exited {done.returncode}: {done.stderr[-400:]}")
+    samples: dict[str, Any] = json.loads(done.stdout)
+    return samples
+
+
+async def mcp2_path(
+    bench: Bench, servers: Servers, page: Path, rounds: int
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The same samples through this venv's mcp 2.x SDK client, and our output schemas."""
     async with AsyncExitStack() as stack:
         ours = await stack.enter_async_context(connect(bench, servers.ours(page)))
         anchor = await stack.enter_async_context(connect(bench, servers.anchor(page)))
-        clients = {"ours": ours, "anchor": anchor}
-        records: dict[str, list[dict[str, Any]]] = {"ours": [], "anchor": []}
         schemas = {tool.name: tool.output_schema for tool in (await ours.list_tools()).tools}
         await anchor.list_tools()
-        for _ in range(3):  # warm-up: first-use imports and caches
-            for name, client in clients.items():
-                records[name].append((await call(client, "search_literature", SEARCH))[1])
-        search: dict[str, list[float]] = {"ours": [], "anchor": []}
-        rounds = bench.scale(30, 8)
-        for _ in range(rounds):
-            for name, client in clients.items():
-                seconds, content = await call(client, "search_literature", SEARCH)
-                search[name].append(seconds)
-                records[name].append(content)
-        get: dict[str, list[float]] = {"ours": [], "anchor": []}
-        replies = {"search_literature": records["ours"][-1]}
-        for index in range(rounds):
-            for name, client in clients.items():
-                record = records[name][index % len(records[name])]
-                arguments = {"evidence_id": record["evidence_id"], "receipt": record["receipt"]}
-                seconds, content = await call(client, "get_evidence", arguments)
-                get[name].append(seconds)
-                if name == "ours":
-                    replies["get_evidence"] = content
-    s = {name: median(values) for name, values in search.items()}
-    g = {name: median(values) for name, values in get.items()}
-    size = page.stat().st_size / 1e3
-    bench.row(
-        f"mcp: search_literature median, {size:.0f} KB 10-work page",
-        ms(s["ours"]),
-        f"anchor {ms(s['anchor'])}",
-        times(s["ours"] / s["anchor"]),
-        "<= 0.35x anchor",
-        met=s["ours"] / s["anchor"] <= 0.35,
-    )
-    bench.row(
-        "mcp: get_evidence median (with receipt)",
-        ms(g["ours"]),
-        f"anchor {ms(g['anchor'])}",
-        times(g["ours"] / g["anchor"]),
-        "<= 0.5x anchor",
-        met=g["ours"] / g["anchor"] <= 0.5,
-    )
+        clients: dict[str, Call] = {"ours": partial(call, ours), "anchor": partial(call, anchor)}
+        return await search_and_get(clients, rounds, bench.scale(WARM_UP, WARM_UP, 1)), schemas
+
+
+def path_rows(bench: Bench, path: str, samples: dict[str, Any], size_kb: float) -> None:
+    """The search and get_evidence rows of one client path, ours against the anchor."""
+    for tool, label, bound in (
+        ("search", f"search_literature median, {size_kb:.0f} KB page", PATH_TARGETS[path][0]),
+        ("get", "get_evidence median (with receipt)", PATH_TARGETS[path][1]),
+    ):
+        ours, anchor = (median(samples[tool][name]) for name in ("ours", "anchor"))
+        ratio = ours / anchor
+        bench.row(
+            f"mcp {path}: {label}",
+            ms(ours),
+            f"anchor {ms(anchor)}",
+            times(ratio),
+            "report" if bound is None else f"<= {bound:g}x anchor",
+            met=None if bound is None else ratio <= bound,
+            goal=None if bound is None else f"{tool}-{path}",
+        )
+
+
+async def bench_small(bench: Bench, servers: Servers) -> None:
+    """search_literature and get_evidence medians on the ~100 KB page, per client path."""
+    page = bench.page("small")
+    rounds = bench.scale(30, 8, 2)
+    size_kb = page.stat().st_size / 1e3
+    found: dict[str, dict[str, Any]] = {}
+    clients = {"raw": "raw client"}
+    found["raw"] = await raw_path(bench, servers, page, rounds)
+    if bench.mcp1_python is None and bench.smoke:
+        bench.note("smoke: the mcp 1.x client path was NOT exercised (no --mcp1-python).")
+    else:
+        try:
+            found["mcp1"] = mcp1_path(bench, servers, page, rounds)
+            clients["mcp1"] = found["mcp1"].pop("client")
+        except Exception as exc:
+            bench.failed("mcp mcp1: search/get_evidence", f"{type(exc).__name__}: {exc}")
+    found["mcp2"], schemas = await mcp2_path(bench, servers, page, rounds)
+    clients["mcp2"] = f"mcp {version('mcp')}"
+    for path, samples in found.items():
+        path_rows(bench, path, samples, size_kb)
+    replies = found["mcp2"]["replies"]
     floor = await sdk_floor(bench, servers, replies, schemas, rounds)
     bench.row(
         "  SDK floor: bare 2.x echoing our replies, search/get",
@@ -254,11 +316,16 @@ async def bench_small(bench: Bench, servers: Servers) -> None:
         times(inside["stubbed"] / STUBBED_SEARCH_BEFORE_S),
         "<= 0.5x before",
         met=inside["stubbed"] / STUBBED_SEARCH_BEFORE_S <= 0.5,
+        goal="stubbed-search",
     )
     reply_kb = len(json.dumps(replies["search_literature"])) / 1e3
+    used = "; ".join(f"{path}: {PATH_LABELS[path]} ({what})" for path, what in clients.items())
     bench.note(
-        f"mcp search/get: {rounds} alternating calls per server after 3 warm-up searches, "
-        "handshake era (legacy) on both, client-observed round trip over stdio. SDK floor: "
+        f"mcp search/get: three client paths ({used}), each with both servers started "
+        f"afresh; per path {rounds} alternating calls per server after {WARM_UP} warm-up "
+        "searches, handshake era on both, client-observed round trip over stdio. The raw "
+        "client's figures are the server's cost alone; the SDK clients add their own "
+        "(mcp 1.x checks each answer against the tool's output schema). SDK floor: "
         "bare_server.py --echo serving our last search and get_evidence replies "
         f"({reply_kb:.1f} KB as JSON) from memory, with our outputSchema (validated by the "
         "client, as for the real servers) and without one; same client, same rounds. "
@@ -285,7 +352,7 @@ def in_process(bench: Bench, servers: Servers, page: Path, rounds: int) -> dict[
     service = notanda_mcp.build_server(
         root,
         transport=transport,
-        config={"HARVESTER_OPENALEX_API_KEY": "oa-bench-4f9c2d7e1a8b3c6d5e0f9a8b7c6d5e4f"},
+        config=SERVER_ENV,
     ).service
     client = {"name": "notanda-bench", "version": "1"}
 
@@ -380,7 +447,7 @@ async def bench_blocking(bench: Bench, servers: Servers) -> None:
         samples: dict[str, list[float]] = {
             key: [] for key in ("ping", "anchor_ping", "get", "anchor_get", "idle_get", "search")
         }
-        for _ in range(bench.scale(8, 3)):
+        for _ in range(bench.scale(8, 3, 1)):
             probe, searched = await during_search(ours, lambda: ping(ours))
             samples["ping"].append(probe)
             samples["search"].append(searched)
@@ -439,7 +506,7 @@ async def bench_large(bench: Bench, servers: Servers) -> None:
         for client in clients.values():  # warm-up (counted in the peak, not in the time)
             await call(client, "search_literature", SEARCH)
         samples: dict[str, list[float]] = {"ours": [], "anchor": []}
-        for _ in range(bench.scale(5, 2)):
+        for _ in range(bench.scale(5, 2, 1)):
             for name, client in clients.items():
                 samples[name].append((await call(client, "search_literature", SEARCH))[0])
         peak = {name: proc_status(servers.pid(f"{name}-big"))["VmHWM"] for name in clients}
@@ -462,6 +529,7 @@ async def bench_large(bench: Bench, servers: Servers) -> None:
         times(ours_above / anchor_above),
         "<= 0.6x anchor",
         met=ours_above / anchor_above <= 0.6,
+        goal="large-rss",
     )
     bench.note(
         f"large page: {page.stat().st_size:,} bytes, "
@@ -510,18 +578,19 @@ async def bench_cold_start(bench: Bench, servers: Servers) -> None:
         "ours": servers.ours_cli,
         "bare": servers.bare,
     }
-    if servers.anchor_python is not None:
+    if bench.has_anchor:
         commands["anchor"] = servers.anchor_cli
     samples: dict[str, list[float]] = {name: [] for name in commands}
-    rounds = bench.scale(12, 3)
-    for round_index in range(rounds + 1):
+    rounds = bench.scale(12, 3, 1)
+    warm = bench.scale(1, 1, 0)
+    for round_index in range(rounds + warm):
         for name, command in commands.items():
             argv = command()
             started = time.perf_counter()
             async with connect(bench, argv) as client:
                 await client.list_tools()
                 seconds = time.perf_counter() - started
-            if round_index:  # round 0 warms the file cache and bytecode
+            if round_index >= warm:  # round 0 warms the file cache and bytecode
                 samples[name].append(seconds)
     m = {name: median(values) for name, values in samples.items()}
     extra = m["ours"] - m["bare"]
@@ -535,6 +604,7 @@ async def bench_cold_start(bench: Bench, servers: Servers) -> None:
         f"{extra * 1e3:+.0f} ms",
         "<= +50 ms over bare 2.x",
         met=extra <= 0.05,
+        goal="cold-start",
     )
     fastest = ", ".join(f"{name} {ms(min(values), 0)}" for name, values in samples.items())
     bench.note(
@@ -563,12 +633,12 @@ async def bench_stamping(bench: Bench, servers: Servers) -> None:
             }
             for client in clients.values():
                 await client.list_tools()
-            for _ in range(3):
+            for _ in range(bench.scale(WARM_UP, WARM_UP, 1)):
                 for client in clients.values():
                     await call(client, "search_literature", SEARCH)
             search: dict[str, list[float]] = {"on": [], "off": []}
             started = time.monotonic()
-            for _ in range(bench.scale(60, 12)):
+            for _ in range(bench.scale(60, 12, 1)):
                 for name, client in clients.items():
                     search[name].append((await call(client, "search_literature", SEARCH))[0])
             seconds = time.monotonic() - started
@@ -602,15 +672,17 @@ async def run_async(bench: Bench) -> None:
         ("stamping", bench_stamping),
     ]
     for name, step in steps:
-        if bench.anchor_python is None and step not in (
+        if not bench.has_anchor and step not in (
             bench_cold_start,
             bench_check,
             bench_stamping,
         ):
             bench.failed(f"mcp: {name}", "needs --anchor-python")
             continue
+        started = time.perf_counter()
         try:
             await step(bench, servers)
+            print(f"    {name} took {time.perf_counter() - started:.0f} s", flush=True)
         except Exception as exc:
             while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
                 exc = exc.exceptions[0]  # the SDK wraps errors in exception groups

@@ -33,7 +33,7 @@ def bench_time(bench: Bench) -> None:
     support = bench.support
     page = bench.page("page1m")
     body = page.read_bytes()
-    anchor = bench.anchor() if bench.anchor_python else None
+    anchor = bench.anchor() if bench.has_anchor else None
 
     def ours() -> float:
         gc.collect()
@@ -80,7 +80,7 @@ def bench_memory(bench: Bench) -> None:
     peak = found["peak_above_baseline_bytes"]
     ratio = peak / len(body)
     anchor_peak = None
-    if bench.anchor_python:
+    if bench.has_anchor:
         anchor_peak = bench.anchor().call("memory", page=str(page), limit=LIMIT)["peak_bytes"]
     reference = f"page {mib(len(body))}"
     if anchor_peak is not None:

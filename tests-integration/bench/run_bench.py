@@ -11,10 +11,20 @@ ship) set. Sections (``--only``): ``evidence`` (verify, seal, log append,
 audit, consistency proof), ``openalex`` (body to result, peak memory, the
 100-reference check), ``mcp`` (the two servers over real stdio; the reference
 check's memory is ours alone) and ``answers`` (answer bytes per
-work, the first search after start). Targets are shown, not asserted:
-the exit code is 0 when every figure was measured and 1 when one could not be,
+work, the first search after start). ``search_literature`` and ``get_evidence``
+are measured through three client paths: a raw JSON-RPC client, the mcp 1.x
+SDK client (``mcp1_client.py`` under ``--mcp1-python``, a venv nox builds) and
+this venv's mcp 2.x SDK client. Targets are shown, not asserted: the run ends
+with one table of every figure issue 11 asks for, met or NOT met; the exit
+code is 0 when every figure was measured and 1 when one could not be,
 whatever the figures say. ``--quick`` scales every size down for development
 and says so in the output.
+
+``--smoke`` checks that the bench still runs, not what it measures: every
+step runs once or twice on tiny inputs, and without ``--anchor-python`` our
+server and fixed figures stand in for the anchor (without ``--mcp1-python``
+that client path is left out, with a note). Its exit code is 1 when any step
+raised; ``tests-integration/test_bench_smoke.py`` runs it.
 
 Everything is written under a fresh directory in the system temporary
 directory (``--workdir`` to choose), removed at the end unless ``--keep``.
@@ -34,7 +44,7 @@ import time
 import traceback
 from pathlib import Path
 
-from benchlib import Bench, Row, interpreter_version, machine_summary
+from benchlib import GOALS, Bench, Row, interpreter_version, machine_summary
 
 SECTIONS = ("evidence", "openalex", "mcp", "answers")
 HEADERS = Row("benchmark", "ours", "anchor 0.1.0b3 / floor", "ratio", "target", "met")
@@ -46,8 +56,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--anchor-python",
         help="python of a venv with notanda-mcp==0.1.0b3 installed (the anchor)",
     )
+    parser.add_argument(
+        "--mcp1-python",
+        help="python of a venv with the mcp 1.x SDK (the mcp 1.x client path)",
+    )
     parser.add_argument("--only", action="append", choices=SECTIONS, help="run only SECTION")
-    parser.add_argument("--quick", action="store_true", help="scaled-down sizes (development)")
+    sizes = parser.add_mutually_exclusive_group()
+    sizes.add_argument("--quick", action="store_true", help="scaled-down sizes (development)")
+    sizes.add_argument(
+        "--smoke",
+        action="store_true",
+        help="every step once on tiny inputs, a stand-in anchor if none: does the bench run?",
+    )
     parser.add_argument("--workdir", type=Path, help="where to build corpora (default: a tempdir)")
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the rows as JSON")
@@ -67,6 +87,19 @@ def render(rows: list[Row]) -> list[str]:
     return [line(HEADERS), rule, *(line(row) for row in rows)]
 
 
+def summary(bench: Bench) -> list[Row]:
+    """Every figure issue 11 asks for, in its order; one not measured is NOT met."""
+    rows = []
+    for key, what in GOALS.items():
+        row = bench.goals.get(key)
+        if row is None:
+            rows.append(Row(what, "not measured", "-", "-", "-", "NOT met"))
+        else:
+            met = {"yes": "met", "no": "NOT met"}.get(row.met, row.met)
+            rows.append(Row(what, row.ours, row.reference, row.ratio, row.target, met))
+    return rows
+
+
 def reproduce(args: argparse.Namespace, anchor_python: str | None) -> list[str]:
     here = Path(__file__).resolve()
     repo = os.environ.get("NOTANDA_REPO_ROOT") or str(here.parents[2])
@@ -74,10 +107,13 @@ def reproduce(args: argparse.Namespace, anchor_python: str | None) -> list[str]:
     direct = [sys.executable, str(here)]
     if anchor_python:
         direct += ["--anchor-python", anchor_python]
+    if args.mcp1_python:
+        direct += ["--mcp1-python", os.path.abspath(args.mcp1_python)]
     for section in args.only or ():
         direct += ["--only", section]
-    if args.quick:
-        direct.append("--quick")
+    for flag in ("quick", "smoke"):
+        if getattr(args, flag):
+            direct.append(f"--{flag}")
     return [
         "# the whole run (builds the wheels, the bench venv and, once, the anchor venv):",
         f"cd {shlex.quote(repo)} && nox -s bench",
@@ -104,8 +140,10 @@ def main(argv: list[str] | None = None) -> int:
         workdir.mkdir(parents=True, exist_ok=False)
     else:
         workdir = Path(tempfile.mkdtemp(prefix="notanda-bench-"))
-    bench = Bench(workdir, repo_root, shared_dir, anchor_python, args.quick)
-    if anchor_python is None:
+    mode = "smoke" if args.smoke else "quick" if args.quick else "full"
+    mcp1_python = os.path.abspath(args.mcp1_python) if args.mcp1_python else None
+    bench = Bench(workdir, repo_root, shared_dir, anchor_python, mode, mcp1_python)
+    if anchor_python is None and not bench.smoke:
         bench.failures.append("anchor: no --anchor-python given; anchor figures missing")
 
     import notanda_evidence
@@ -124,7 +162,15 @@ def main(argv: list[str] | None = None) -> int:
             f"anchor: notanda-mcp 0.1.0b3 on Python {interpreter_version(anchor_python)} "
             f"({anchor_python})"
         )
-    print(f"work directory: {workdir}{' (QUICK: scaled-down sizes)' if args.quick else ''}")
+    if mcp1_python:
+        print(f"mcp 1.x client: Python {interpreter_version(mcp1_python)} ({mcp1_python})")
+    banner = {
+        "full": "",
+        "quick": " (QUICK: scaled-down sizes)",
+        "smoke": " (SMOKE: does every step run? the figures mean nothing"
+        + ("; ours stands in for the anchor)" if bench.fake_anchor else ")"),
+    }[mode]
+    print(f"work directory: {workdir}{banner}")
     load_before = os.getloadavg()
     print(f"load average (1/5/15 min) at start: {format_load(load_before)}")
     print(flush=True)
@@ -157,6 +203,10 @@ def main(argv: list[str] | None = None) -> int:
 
     print()
     for line in render(bench.rows):
+        print(line)
+    print()
+    print("issue 11 targets:")
+    for line in render(summary(bench)):
         print(line)
     print()
     print("notes:")
