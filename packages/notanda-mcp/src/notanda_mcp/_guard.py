@@ -87,24 +87,75 @@ def _not_a_regular_file(path: Path) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISLNK(mode))
 
 
+class _Job:
+    """One piece of work handed to a worker, and its outcome once it has one."""
+
+    __slots__ = ("done", "outcome", "work")
+
+    def __init__(self, work: Callable[[], object]) -> None:
+        self.work = work
+        self.done = threading.Event()
+        self.outcome: tuple[bool, object] | None = None
+
+
+class _Worker:
+    """A daemon thread that runs one job at a time and offers itself again when done.
+
+    Starting a thread per log call cost more than the lookup it guarded, so
+    workers are kept; but only one that has finished its job is ever handed
+    another, so a worker stuck on a file it should never have met (a FIFO
+    swapped in after the check) holds up nobody else: it is simply never
+    idle again, and the next call starts a fresh worker, as before.
+    """
+
+    def __init__(self, name: str, idle: list[_Worker], lock: threading.Lock) -> None:
+        self._idle = idle
+        self._lock = lock
+        self._wake = threading.Condition(threading.Lock())
+        self._job: _Job | None = None
+        # A daemon: a stuck worker must not keep the process from exiting.
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._thread.start()
+
+    def give(self, job: _Job) -> None:
+        with self._wake:
+            self._job = job
+            self._wake.notify()
+
+    def _serve(self) -> None:
+        while True:
+            with self._wake:
+                while self._job is None:
+                    self._wake.wait()
+                job, self._job = self._job, None
+            try:
+                job.outcome = (True, job.work())
+            except BaseException as exc:  # handed to the waiting thread, raised there
+                job.outcome = (False, exc)
+            del job.work  # nothing of the finished work is kept alive by an idle worker
+            with self._lock:
+                self._idle.append(self)
+            job.done.set()
+            del job
+
+
+#: Idle workers by thread name, and the lock that guards every list in it.
+_IDLE: dict[str, list[_Worker]] = {}
+_IDLE_LOCK = threading.Lock()
+
+
 def bounded(work: Callable[[], T], timeout_s: float, *, name: str = "notanda-log") -> T:
     """Run *work* in a daemon thread; its result or exception, or TimeoutError after *timeout_s*."""
-    outcome: list[tuple[bool, object]] = []
-
-    def target() -> None:
-        try:
-            outcome.append((True, work()))
-        except BaseException as exc:  # handed to the waiting thread, raised there
-            outcome.append((False, exc))
-
-    # A daemon: a thread stuck on a file it should never have met (a FIFO
-    # swapped in after the check) must not keep the process from exiting.
-    worker = threading.Thread(target=target, name=name, daemon=True)
-    worker.start()
-    worker.join(timeout_s)
-    if not outcome:
+    job = _Job(work)
+    with _IDLE_LOCK:
+        idle = _IDLE.setdefault(name, [])
+        worker = idle.pop() if idle else None
+    if worker is None:
+        worker = _Worker(name, idle, _IDLE_LOCK)
+    worker.give(job)
+    if not job.done.wait(timeout_s) or job.outcome is None:
         raise TimeoutError
-    ok, value = outcome[0]
+    ok, value = job.outcome
     if not ok:
         raise value  # type: ignore[misc]
     return value  # type: ignore[return-value]
