@@ -43,6 +43,16 @@ def _assert_sealed_but_unlogged(root: Path, content: Any, log_reason: str) -> No
     assert_sealed(root, content["evidence_id"], content["receipt"])
 
 
+async def _retrieved(root: Path, evidence_id: str) -> Any:
+    """What get_evidence answers for *evidence_id* in a fresh server over *root*."""
+    async with open_session(make_server(root), "legacy") as client:
+        return (await call(client, GET, {"evidence_id": evidence_id})).structured_content
+
+
+def _integrity_failure(evidence_id: str) -> dict[str, str]:
+    return {"error": "integrity_failure", "evidence_id": evidence_id, "status": "error"}
+
+
 def _replace_consistently(folder: Path, name: str, data: bytes) -> None:
     """Put *data* in a record file and its size and digest in the manifest."""
     (folder / name).write_bytes(data)
@@ -67,11 +77,7 @@ async def test_a_deep_nested_record_file_is_an_integrity_failure(
         again = await call(client, GET, {"evidence_id": evidence_id})
     for answer in (result, again):
         assert answer.is_error is True
-        assert answer.structured_content == {
-            "error": "integrity_failure",
-            "evidence_id": evidence_id,
-            "status": "error",
-        }
+        assert answer.structured_content == _integrity_failure(evidence_id)
 
 
 @pytest.mark.parametrize(
@@ -89,14 +95,7 @@ async def test_whatever_reading_a_record_raises_is_an_integrity_failure(
         raise condition
 
     monkeypatch.setattr(notanda_evidence, "open_record", raising)
-    server = make_server(evidence_root)
-    async with open_session(server, "legacy") as client:
-        result = await call(client, GET, {"evidence_id": evidence_id})
-    assert result.structured_content == {
-        "error": "integrity_failure",
-        "evidence_id": evidence_id,
-        "status": "error",
-    }
+    assert await _retrieved(evidence_root, evidence_id) == _integrity_failure(evidence_id)
 
 
 async def test_a_search_after_a_deep_nested_log_line_returns_its_receipt(
@@ -210,11 +209,4 @@ async def test_a_broken_record_is_answered_before_a_broken_log(evidence_root: Pa
     (evidence_root / evidence_id / "response.json").write_bytes(b"{}\n")
     _log_path(evidence_root).parent.mkdir()
     os.mkfifo(_log_path(evidence_root))
-    server = make_server(evidence_root)
-    async with open_session(server, "legacy") as client:
-        result = await call(client, GET, {"evidence_id": evidence_id})
-    assert result.structured_content == {
-        "error": "integrity_failure",
-        "evidence_id": evidence_id,
-        "status": "error",
-    }
+    assert await _retrieved(evidence_root, evidence_id) == _integrity_failure(evidence_id)
