@@ -43,6 +43,16 @@ def _assert_sealed_but_unlogged(root: Path, content: Any, log_reason: str) -> No
     assert_sealed(root, content["evidence_id"], content["receipt"])
 
 
+async def _retrieved(root: Path, evidence_id: str) -> Any:
+    """What get_evidence answers for *evidence_id* in a fresh server over *root*."""
+    async with open_session(make_server(root), "legacy") as client:
+        return (await call(client, GET, {"evidence_id": evidence_id})).structured_content
+
+
+def _integrity_failure(evidence_id: str) -> dict[str, str]:
+    return {"error": "integrity_failure", "evidence_id": evidence_id, "status": "error"}
+
+
 def _replace_consistently(folder: Path, name: str, data: bytes) -> None:
     """Put *data* in a record file and its size and digest in the manifest."""
     (folder / name).write_bytes(data)
@@ -67,11 +77,7 @@ async def test_a_deep_nested_record_file_is_an_integrity_failure(
         again = await call(client, GET, {"evidence_id": evidence_id})
     for answer in (result, again):
         assert answer.is_error is True
-        assert answer.structured_content == {
-            "error": "integrity_failure",
-            "evidence_id": evidence_id,
-            "status": "error",
-        }
+        assert answer.structured_content == _integrity_failure(evidence_id)
 
 
 @pytest.mark.parametrize(
@@ -89,14 +95,7 @@ async def test_whatever_reading_a_record_raises_is_an_integrity_failure(
         raise condition
 
     monkeypatch.setattr(notanda_evidence, "open_record", raising)
-    server = make_server(evidence_root)
-    async with open_session(server, "legacy") as client:
-        result = await call(client, GET, {"evidence_id": evidence_id})
-    assert result.structured_content == {
-        "error": "integrity_failure",
-        "evidence_id": evidence_id,
-        "status": "error",
-    }
+    assert await _retrieved(evidence_root, evidence_id) == _integrity_failure(evidence_id)
 
 
 async def test_a_search_after_a_deep_nested_log_line_returns_its_receipt(
@@ -172,3 +171,42 @@ async def test_a_log_that_never_answers_is_reported_after_the_deadline(
         "status": "error",
     }
     _assert_sealed_but_unlogged(evidence_root, found.structured_content, "log_timeout")
+
+
+async def test_the_log_lookup_overlaps_the_record_check(
+    evidence_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lookup is handed to the log worker before the record is verified (issue 11)."""
+    evidence_id, receipt = seal_record(evidence_root)
+    looked_up = threading.Event()
+    real_lookup = EvidenceLog.lookup
+    real_open = notanda_evidence.open_record
+
+    def lookup(self: EvidenceLog, *args: Any, **kwargs: Any) -> Any:
+        looked_up.set()
+        return real_lookup(self, *args, **kwargs)
+
+    def open_record(*args: Any, **kwargs: Any) -> Any:
+        # Answered internal_error when the lookup only starts after the check.
+        if not looked_up.wait(20):
+            raise AssertionError("the record was verified before the log lookup started")
+        return real_open(*args, **kwargs)
+
+    monkeypatch.setattr(EvidenceLog, "lookup", lookup)
+    monkeypatch.setattr(notanda_evidence, "open_record", open_record)
+    server = make_server(evidence_root)
+    async with open_session(server, "legacy") as client:
+        result = await call(client, GET, {"evidence_id": evidence_id, "receipt": receipt})
+    assert result.is_error is False, result.structured_content
+    assert result.structured_content is not None
+    assert result.structured_content["logged"] is True
+    assert result.structured_content["receipt"] == receipt
+
+
+async def test_a_broken_record_is_answered_before_a_broken_log(evidence_root: Path) -> None:
+    """The lookup starts first, but the record's own failure still decides the answer."""
+    evidence_id, _ = seal_record(evidence_root, log=False)
+    (evidence_root / evidence_id / "response.json").write_bytes(b"{}\n")
+    _log_path(evidence_root).parent.mkdir()
+    os.mkfifo(_log_path(evidence_root))
+    assert await _retrieved(evidence_root, evidence_id) == _integrity_failure(evidence_id)

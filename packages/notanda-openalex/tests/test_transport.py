@@ -409,3 +409,45 @@ def test_tls_shares_the_connect_timeout() -> None:
     with pytest.raises(httpcore.ConnectTimeout):
         stream.start_tls(context, "api.openalex.org", timeout=10.0)
     assert slower.stream.closed
+
+
+def _watchdog_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "notanda-openalex-watchdog"]
+
+
+def test_watchdogs_share_one_thread_instead_of_a_timer_each() -> None:
+    """A thread started and awaited per search cost more than the rest of a small one."""
+    seen = []
+    for _ in range(3):
+        with Deadline(SystemClock(), 30.0).watchdog():
+            seen.append(_watchdog_threads())
+    assert all(len(threads) == 1 for threads in seen)
+    assert seen[0][0] is seen[1][0] is seen[2][0]
+    assert seen[0][0].daemon
+
+
+def test_an_earlier_alarm_set_later_fires_first_and_a_cancelled_one_never() -> None:
+    from notanda_openalex._transport import _ALARMS
+
+    late_fired = threading.Event()
+    cancelled_fired = threading.Event()
+    soon_fired = threading.Event()
+    late = _ALARMS.set(3600.0, late_fired.set)
+    cancelled = _ALARMS.set(0.0, cancelled_fired.set)
+    _ALARMS.cancel(cancelled)
+    _ALARMS.set(0.05, soon_fired.set)
+    try:
+        # The thread was asleep until the hour-long alarm: the new head woke it.
+        assert soon_fired.wait(10)
+        # Alarms are taken in time order: the cancelled, earlier one was dropped.
+        assert not cancelled_fired.is_set()
+        assert not late_fired.is_set()
+    finally:
+        _ALARMS.cancel(late)
+
+
+def test_a_deadline_that_runs_out_fires_through_the_shared_thread() -> None:
+    deadline = Deadline(SystemClock(), 0.01)
+    with deadline.watchdog():
+        assert deadline._fired.wait(10)
+    assert deadline.expired()

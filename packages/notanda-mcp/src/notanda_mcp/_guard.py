@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from notanda_evidence import EvidenceLog
@@ -33,10 +33,12 @@ if TYPE_CHECKING:
 __all__ = [
     "LOG_DEADLINE_S",
     "LogUnavailable",
+    "PendingLogCall",
     "ServerLogReason",
     "bounded",
     "log_call",
     "record_conditions",
+    "start_log_call",
 ]
 
 T = TypeVar("T")
@@ -87,27 +89,137 @@ def _not_a_regular_file(path: Path) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISLNK(mode))
 
 
-def bounded(work: Callable[[], T], timeout_s: float, *, name: str = "notanda-log") -> T:
-    """Run *work* in a daemon thread; its result or exception, or TimeoutError after *timeout_s*."""
-    outcome: list[tuple[bool, object]] = []
+class _Job:
+    """One piece of work handed to a worker, and its outcome once it has one."""
 
-    def target() -> None:
-        try:
-            outcome.append((True, work()))
-        except BaseException as exc:  # handed to the waiting thread, raised there
-            outcome.append((False, exc))
+    __slots__ = ("done", "outcome", "work")
 
-    # A daemon: a thread stuck on a file it should never have met (a FIFO
-    # swapped in after the check) must not keep the process from exiting.
-    worker = threading.Thread(target=target, name=name, daemon=True)
-    worker.start()
-    worker.join(timeout_s)
-    if not outcome:
+    def __init__(self, work: Callable[[], object]) -> None:
+        self.work = work
+        self.done = threading.Event()
+        self.outcome: tuple[bool, object] | None = None
+
+
+class _Worker:
+    """A daemon thread that runs one job at a time and offers itself again when done.
+
+    Starting a thread per log call cost more than the lookup it guarded, so
+    workers are kept; but only one that has finished its job is ever handed
+    another, so a worker stuck on a file it should never have met (a FIFO
+    swapped in after the check) holds up nobody else: it is simply never
+    idle again, and the next call starts a fresh worker, as before.
+    """
+
+    def __init__(self, name: str, idle: list[_Worker], lock: threading.Lock) -> None:
+        self._idle = idle
+        self._lock = lock
+        self._wake = threading.Condition(threading.Lock())
+        self._job: _Job | None = None
+        # A daemon: a stuck worker must not keep the process from exiting.
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._thread.start()
+
+    def give(self, job: _Job) -> None:
+        with self._wake:
+            self._job = job
+            self._wake.notify()
+
+    def _serve(self) -> None:
+        while True:
+            with self._wake:
+                while self._job is None:
+                    self._wake.wait()
+                job, self._job = self._job, None
+            try:
+                job.outcome = (True, job.work())
+            except BaseException as exc:  # handed to the waiting thread, raised there
+                job.outcome = (False, exc)
+            del job.work  # nothing of the finished work is kept alive by an idle worker
+            with self._lock:
+                self._idle.append(self)
+            job.done.set()
+            del job
+
+
+#: Idle workers by thread name, and the lock that guards every list in it.
+_IDLE: dict[str, list[_Worker]] = {}
+_IDLE_LOCK = threading.Lock()
+
+
+def _start(work: Callable[[], T], name: str) -> _Job:
+    job = _Job(work)
+    with _IDLE_LOCK:
+        idle = _IDLE.setdefault(name, [])
+        worker = idle.pop() if idle else None
+    if worker is None:
+        worker = _Worker(name, idle, _IDLE_LOCK)
+    worker.give(job)
+    return job
+
+
+def _finish(job: _Job, timeout_s: float) -> Any:
+    if not job.done.wait(timeout_s) or job.outcome is None:
         raise TimeoutError
-    ok, value = outcome[0]
+    ok, value = job.outcome
     if not ok:
         raise value  # type: ignore[misc]
-    return value  # type: ignore[return-value]
+    return value
+
+
+def bounded(work: Callable[[], T], timeout_s: float, *, name: str = "notanda-log") -> T:
+    """Run *work* in a daemon thread; its result or exception, or TimeoutError after *timeout_s*."""
+    result: T = _finish(_start(work, name), timeout_s)
+    return result
+
+
+class PendingLogCall(Generic[T]):
+    """A log operation already running; :meth:`result` waits for it under the guard.
+
+    ``get_evidence`` starts its lookup before it verifies the record, so that
+    the hand-off to the log worker overlaps the verification (issue 11); the
+    lookup's outcome only counts once the record has checked out.
+    """
+
+    def __init__(self, job: _Job | None, refused: LogUnavailable | None) -> None:
+        self._job = job
+        self._refused = refused
+
+    def result(self) -> T:
+        """The operation's result, waiting at most :data:`LOG_DEADLINE_S`.
+
+        Raises:
+            LogUnavailable: As :func:`log_call`.
+        """
+        from notanda_evidence import EvidenceLogError, EvidenceStorageError, LogReason
+
+        if self._job is None:
+            raise self._refused or LogUnavailable(LogReason.NOT_A_FILE)
+        try:
+            result: T = _finish(self._job, LOG_DEADLINE_S)
+        except EvidenceLogError as exc:
+            raise LogUnavailable(exc.reason) from exc
+        except TimeoutError as exc:
+            raise LogUnavailable(ServerLogReason.TIMEOUT) from exc
+        except RecursionError as exc:
+            raise LogUnavailable(ServerLogReason.TOO_DEEP) from exc
+        except MemoryError as exc:
+            raise LogUnavailable(LogReason.TOO_LARGE) from exc
+        except OSError as exc:
+            # Reading the log raises a bare OSError when .notanda/ is not a
+            # folder (ENOTDIR); it is the same failure as an unreadable log.
+            raise LogUnavailable(EvidenceStorageError.from_os_error(exc).reason.value) from exc
+        except ValueError as exc:
+            raise LogUnavailable(LogReason.UNPARSABLE) from exc
+        return result
+
+
+def start_log_call(log: EvidenceLog, work: Callable[[], T]) -> PendingLogCall[T]:
+    """Start one log operation under the guard; a log that is not a regular file is never opened."""
+    from notanda_evidence import LogReason
+
+    if _not_a_regular_file(log.path):
+        return PendingLogCall(None, LogUnavailable(LogReason.NOT_A_FILE))
+    return PendingLogCall(_start(work, "notanda-log"), None)
 
 
 def log_call(log: EvidenceLog, work: Callable[[], T]) -> T:
@@ -117,23 +229,4 @@ def log_call(log: EvidenceLog, work: Callable[[], T]) -> T:
         LogUnavailable: The log is not a regular file, the operation did not
             finish within :data:`LOG_DEADLINE_S`, or it failed.
     """
-    from notanda_evidence import EvidenceLogError, EvidenceStorageError, LogReason
-
-    if _not_a_regular_file(log.path):
-        raise LogUnavailable(LogReason.NOT_A_FILE)
-    try:
-        return bounded(work, LOG_DEADLINE_S)
-    except EvidenceLogError as exc:
-        raise LogUnavailable(exc.reason) from exc
-    except TimeoutError as exc:
-        raise LogUnavailable(ServerLogReason.TIMEOUT) from exc
-    except RecursionError as exc:
-        raise LogUnavailable(ServerLogReason.TOO_DEEP) from exc
-    except MemoryError as exc:
-        raise LogUnavailable(LogReason.TOO_LARGE) from exc
-    except OSError as exc:
-        # Reading the log raises a bare OSError when .notanda/ is not a
-        # folder (ENOTDIR); it is the same failure as an unreadable log.
-        raise LogUnavailable(EvidenceStorageError.from_os_error(exc).reason.value) from exc
-    except ValueError as exc:
-        raise LogUnavailable(LogReason.UNPARSABLE) from exc
+    return start_log_call(log, work).result()

@@ -33,7 +33,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._guard import LogUnavailable, log_call, record_conditions
+from ._guard import LogUnavailable, log_call, record_conditions, start_log_call
 from ._logging import LOGGER
 from ._schemas import NOTICE
 
@@ -529,6 +529,15 @@ class EvidenceService:
 
         evidence_id = arguments.get("evidence_id")
         receipt = arguments.get("receipt")
+        log = self._evidence_log()
+        # The lookup runs in the log worker while this thread verifies the
+        # record; its answer, or its failure, only counts once the record
+        # has checked out, as when it ran after (issue 11).
+        pending = (
+            start_log_call(log, partial(log.lookup, evidence_id))
+            if is_evidence_id(evidence_id)
+            else None
+        )
         try:
             result = open_record(self.root, evidence_id, receipt)
         except record_conditions() as exc:
@@ -555,9 +564,10 @@ class EvidenceService:
                 {"error": result.outcome.value, "evidence_id": valid_id, "status": "error"},
                 is_error=True,
             )
-        log = self._evidence_log()
+        if pending is None:  # pragma: no cover - an ok record has a valid ID
+            pending = start_log_call(log, partial(log.lookup, valid_id))
         try:
-            entries = log_call(log, partial(log.lookup, valid_id))
+            entries = pending.result()
         except LogUnavailable as exc:
             log_reason = exc.reason
             LOGGER.error("retrieval %s: %s", valid_id, f"log unavailable ({log_reason})")

@@ -15,9 +15,12 @@ chunks by the caller.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -96,14 +99,66 @@ class Deadline:
     @contextmanager
     def watchdog(self) -> Iterator[None]:
         """Run a timer that calls :meth:`fire` when the time left runs out."""
-        timer = threading.Timer(max(self.remaining(), 0.0), self.fire)
-        timer.daemon = True
-        timer.name = "notanda-openalex-watchdog"
-        timer.start()
+        alarm = _ALARMS.set(max(self.remaining(), 0.0), self.fire)
         try:
             yield
         finally:
-            timer.cancel()
+            _ALARMS.cancel(alarm)
+
+
+class _Alarms:
+    """One daemon thread that calls each watchdog's callback when its time comes.
+
+    A ``threading.Timer`` per exchange started a thread and waited for it to
+    run, on every search (issue 11); here setting an alarm only wakes the
+    thread when the new alarm is the earliest. A cancelled alarm is dropped
+    when its time comes and holds no reference to its deadline meanwhile.
+    """
+
+    def __init__(self) -> None:
+        self._wake = threading.Condition(threading.Lock())
+        self._due: list[list[Any]] = []  # heap of [when, sequence, callback or None]
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def set(self, delay_s: float, callback: Callable[[], None]) -> list[Any]:
+        """Call *callback* in the alarm thread after *delay_s*; returns the alarm."""
+        alarm = [time.monotonic() + delay_s, next(self._order), callback]
+        with self._wake:
+            heapq.heappush(self._due, alarm)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._serve, name="notanda-openalex-watchdog", daemon=True
+                )
+                self._thread.start()
+            elif self._due[0] is alarm:
+                self._wake.notify()
+        return alarm
+
+    def cancel(self, alarm: list[Any]) -> None:
+        """Make sure *alarm*'s callback is not called (it may be running already)."""
+        with self._wake:
+            alarm[2] = None
+
+    def _serve(self) -> None:
+        while True:
+            with self._wake:
+                while True:
+                    while self._due and self._due[0][2] is None:
+                        heapq.heappop(self._due)
+                    left = self._due[0][0] - time.monotonic() if self._due else None
+                    if left is not None and left <= 0:
+                        alarm = heapq.heappop(self._due)
+                        callback, alarm[2] = alarm[2], None
+                        break
+                    self._wake.wait(left)
+            # Outside the lock: fire() shuts sockets down and may take a moment.
+            with suppress(Exception):
+                callback()
+            del callback, alarm
+
+
+_ALARMS = _Alarms()
 
 
 def _shutdown(stream: httpcore.NetworkStream) -> None:
