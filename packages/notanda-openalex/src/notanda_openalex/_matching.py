@@ -21,6 +21,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
 from ._references import Reference
+from ._vocabulary import Verdict
 from ._works import Work
 
 __all__ = [
@@ -29,7 +30,6 @@ __all__ = [
     "VENUE_FUZZY_SCORE",
     "Decision",
     "ReferenceField",
-    "Verdict",
     "compare",
     "decide",
     "normalize_text",
@@ -50,23 +50,6 @@ VENUE_FUZZY_SCORE = 90.0
 TITLE_QUERY_MAX = 300
 #: A main title shorter than this many words does not stand for a title with a subtitle.
 _MAIN_TITLE_MIN_WORDS = 3
-
-
-class Verdict(StrEnum):
-    """What a check concluded about one reference."""
-
-    #: One work matches the identifier (or the title) and nothing differs.
-    VERIFIED = "verified"
-    #: A work matches the DOI or the title, but named fields disagree.
-    METADATA_MISMATCH = "metadata_mismatch"
-    #: No OpenAlex work matches, as searched (not: the work does not exist).
-    NOT_FOUND = "not_found"
-    #: Several candidates, none decisive.
-    AMBIGUOUS = "ambiguous"
-    #: The provider failed for this reference, or the deadline passed.
-    UNCHECKED = "unchecked"
-    #: Not readable as a reference.
-    UNPARSED = "unparsed"
 
 
 class ReferenceField(StrEnum):
