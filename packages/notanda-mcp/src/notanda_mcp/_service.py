@@ -33,7 +33,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from notanda_evidence.verify_file import NOTICE
+from notanda_evidence.verify_file import NOTICE, format_timestamp
 
 from ._guard import LogUnavailable, log_call, record_conditions
 from ._logging import LOGGER
@@ -160,8 +160,6 @@ _M_MMAP_THRESHOLD = -3
 
 
 def _timestamp() -> str:
-    from notanda_evidence import format_timestamp
-
     return format_timestamp(dt.datetime.now(dt.UTC))
 
 
