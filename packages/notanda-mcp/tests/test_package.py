@@ -64,6 +64,20 @@ def test_public_names_are_guarded() -> None:
     ]
 
 
+def _python_json(code: str, *args: str) -> Any:
+    """What *code*, run in a fresh interpreter, prints as JSON."""
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
 SCHEMAS_ONLY = textwrap.dedent(
     """
     import json, sys
@@ -79,16 +93,7 @@ SCHEMAS_ONLY = textwrap.dedent(
 def test_the_tool_schemas_load_their_vocabularies_without_pydantic_or_httpx() -> None:
     # The schemas import the search vocabularies from their one definition
     # instead of copying them; that import must stay as cheap as a copy.
-    done = subprocess.run(
-        [sys.executable, "-c", SCHEMAS_ONLY],
-        capture_output=True,
-        text=True,
-        env=clean_env(),
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == ["search_literature", []]
+    assert _python_json(SCHEMAS_ONLY) == ["search_literature", []]
 
 
 def test_every_search_error_code_of_the_openalex_package_is_published() -> None:
@@ -169,16 +174,7 @@ COLD_START = textwrap.dedent(
 
 
 def test_the_search_path_loads_in_the_background_once_the_tools_are_listed() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", COLD_START, KEY],
-        capture_output=True,
-        text=True,
-        env=clean_env(),
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    after_import, after_build, after_warm_up, after_call = json.loads(done.stdout)
+    after_import, after_build, after_warm_up, after_call = _python_json(COLD_START, KEY)
     assert after_import == []
     assert after_build == []
     # Changed on purpose (issue 11): the first search no longer loads the
