@@ -464,7 +464,7 @@ def is_evidence_id(value: object) -> TypeGuard[str]:
 #: Every time the format stores (``requested_at``, a log entry's ``time``, an
 #: attempt's ``started_at``): UTC, milliseconds, ``YYYY-MM-DDTHH:MM:SS.mmmZ``.
 _TIMESTAMP_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
-_UTC = datetime.UTC
+_UTC = datetime.timezone.utc  # noqa: UP017 - datetime.UTC is 3.11+
 
 
 def format_timestamp(moment: datetime.datetime) -> str:
