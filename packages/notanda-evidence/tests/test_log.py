@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import multiprocessing
 import os
@@ -262,6 +263,45 @@ def test_head_parsing() -> None:
     for bad in ("12", "x:" + "ab" * 32, "12:" + "AB" * 32, "12:abc", "-1:" + "ab" * 32):
         with pytest.raises(ValueError, match="SIZE:ROOT"):
             Head.parse(bad)
+
+
+def test_timestamps_are_formatted_from_aware_moments_only() -> None:
+    moment = dt.datetime(2026, 5, 22, 14, 0, 0, 123999, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    assert verify_file.format_timestamp(moment) == "2026-05-22T12:00:00.123Z"
+    assert verify_file.parse_timestamp("2026-05-22T12:00:00.123Z") == moment.replace(
+        microsecond=123000
+    )
+    # A naive moment used to be taken as the machine's local time.
+    with pytest.raises(ValueError, match="naive"):
+        verify_file.format_timestamp(dt.datetime(2026, 5, 22, 12, 0))
+
+
+@pytest.mark.parametrize(
+    "time",
+    [
+        "2026-13-22T12:00:00.123Z",  # no month 13
+        "2026-05-22T12:00:60.123Z",
+        "\u0662\u0660\u0662\u0666-05-22T12:00:00.123Z",  # Arabic-Indic digits
+        "2026-05-22T12:00:00.123+00:00",
+        "2026-05-22T12:00:00Z",
+    ],
+)
+def test_a_log_entry_whose_time_names_no_moment_is_malformed(time: str) -> None:
+    entry = {
+        "evidence_id": "ab" * 16,
+        "index": 0,
+        "prev": "00" * 32,
+        "receipt": "cd" * 32,
+        "time": time,
+        "type": "sealed",
+        "v": 1,
+    }
+    good = verify_file.canonical_bytes({**entry, "time": "2026-05-22T12:00:00.123Z"})
+    assert _log.parse_line(good.rstrip(b"\n")) is not None
+    line = verify_file.canonical_bytes(entry).rstrip(b"\n")
+    assert _log.parse_line(line) is None
+    with pytest.raises(ValueError, match="timestamp"):
+        verify_file.parse_timestamp(time)
 
 
 # --------------------------------------------------------------- mutations

@@ -25,7 +25,8 @@ from notanda_openalex import (
     prepare_search,
 )
 from notanda_openalex._secrets import SecretScrubber
-from notanda_openalex._works import IDENTITY_FIELDS, normalize_work
+from notanda_openalex._vocabulary import IDENTITY_FIELDS
+from notanda_openalex._works import normalize_work
 
 pytestmark = requires_fixtures
 

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
         Head,
         LogEntry,
         LogReason,
-        format_timestamp,
     )
     from ._store import (
         CanonicalJSON,
@@ -61,6 +60,7 @@ if TYPE_CHECKING:
         RootResult,
         Severity,
         canonical_bytes,
+        format_timestamp,
         is_evidence_id,
         open_record,
         parse_canonical,
@@ -118,7 +118,7 @@ _EXPORTS = {
     "encode_canonical": "._store",
     "export_bagit": "._collection",
     "find_doi": "._cite",
-    "format_timestamp": "._log",
+    "format_timestamp": ".verify_file",
     "is_evidence_id": ".verify_file",
     "make_proof": "._collection",
     "open_record": ".verify_file",

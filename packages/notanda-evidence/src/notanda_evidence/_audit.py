@@ -11,7 +11,6 @@ tokens stored beside the log are checked against it by :mod:`._timestamp_audit`.
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import os
 from collections.abc import Iterable, Sequence
@@ -43,6 +42,7 @@ from .verify_file import (
     Severity,
     collection_paused,
     exit_code,
+    parse_timestamp,
     verify_root,
 )
 
@@ -219,14 +219,11 @@ def _read_log_finding(exc: EvidenceLogError) -> LogFinding:
 
 
 def _seconds_between(later: str, earlier: str) -> float:
-    """How many seconds *later* lies before *earlier* (positive means backwards)."""
-    fmt = "%Y-%m-%dT%H:%M:%S.%fZ"
-    try:
-        return (
-            dt.datetime.strptime(earlier, fmt) - dt.datetime.strptime(later, fmt)
-        ).total_seconds()
-    except ValueError:
-        return 0.0
+    """How many seconds *later* lies before *earlier* (positive means backwards).
+
+    Both are times of entries :func:`parse_log` accepted, so both parse.
+    """
+    return (parse_timestamp(earlier) - parse_timestamp(later)).total_seconds()
 
 
 def check_head(held: Head, leaves: Sequence[bytes]) -> LogFinding:

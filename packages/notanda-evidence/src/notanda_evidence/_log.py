@@ -36,9 +36,11 @@ from . import _merkle, verify_file
 from ._store import EvidenceStorageError, Stage, StageCallback, StorageReason
 from .verify_file import (
     RESERVED_DIR,
+    format_timestamp,
     is_evidence_id,
     json_depth_exceeds,
     parse_canonical,
+    parse_timestamp,
     read_and_close,
 )
 
@@ -59,7 +61,6 @@ __all__ = [
     "LogEntry",
     "LogReason",
     "LogTransaction",
-    "format_timestamp",
     "parse_line",
 ]
 
@@ -75,7 +76,6 @@ MAX_LOG_LINE_BYTES = 4096
 MAX_LOG_BYTES = 256 << 20
 ZERO_HASH = "0" * 64
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
 _ENCODER = json.JSONEncoder(
     ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
 )
@@ -86,14 +86,18 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
 
 
-def format_timestamp(moment: dt.datetime) -> str:
-    """Format a moment as the spec's UTC ``YYYY-MM-DDTHH:MM:SS.mmmZ``."""
-    utc = moment.astimezone(dt.UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
-
-
 def _now() -> str:
     return format_timestamp(dt.datetime.now(dt.UTC))
+
+
+def _is_timestamp(value: object) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        parse_timestamp(value)
+    except ValueError:
+        return False
+    return True
 
 
 class EntryType(StrEnum):
@@ -241,7 +245,7 @@ def parse_line(line: bytes) -> LogEntry | None:
         return None
     if not (isinstance(value["prev"], str) and _HEX64.fullmatch(value["prev"])):
         return None
-    if not (isinstance(value["time"], str) and _TIME.fullmatch(value["time"])):
+    if not _is_timestamp(value["time"]):
         return None
     reason = value.get("reason")
     if "reason" in value and not isinstance(reason, str):  # the writer never stores null

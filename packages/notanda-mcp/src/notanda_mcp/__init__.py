@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from notanda_evidence.verify_file import NOTICE
+
     from ._server import NotandaServer, build_server
-    from ._service import NOTICE
 
 __all__ = ["NOTICE", "NotandaServer", "__version__", "build_server"]
 
@@ -26,7 +27,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(_server, name)
     if name == "NOTICE":
-        from ._service import NOTICE
+        from notanda_evidence.verify_file import NOTICE
 
         return NOTICE
     raise AttributeError(f"module 'notanda_mcp' has no attribute {name!r}")

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from notanda_evidence.verify_file import printable, printable_json
+from notanda_openalex._vocabulary import Verdict
 
 from ._schemas import VERDICTS
 from ._usage import UsageParser, _Usage, check_configuration, resolve_evidence_dir
@@ -40,7 +41,7 @@ EXIT_UNCHECKED = 3
 EXIT_FAILED = 4
 
 #: The verdicts that make the exit code 1.
-_FINDINGS = ("metadata_mismatch", "not_found", "ambiguous", "unparsed")
+_FINDINGS = (Verdict.METADATA_MISMATCH, Verdict.NOT_FOUND, Verdict.AMBIGUOUS, Verdict.UNPARSED)
 _VERDICT_WIDTH = max(len(verdict) for verdict in VERDICTS)
 
 

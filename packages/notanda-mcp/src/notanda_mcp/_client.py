@@ -27,7 +27,7 @@ from typing import Any
 
 from notanda_evidence.verify_file import printable, printable_json
 
-from ._schemas import tool_names
+from ._schemas import GET_EVIDENCE, SEARCH_LITERATURE, tool_names
 from ._stdio_client import stdio_session
 from ._usage import EXIT_OK, EXIT_USAGE, UsageParser, _Usage, parse_toolsets
 from ._version import __version__
@@ -115,12 +115,12 @@ async def _session(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
             raise _Unreachable(f"the server offers {list(session.tools)}, not {list(expected)}")
         if args.query is not None:
             arguments: dict[str, Any] = {"query": args.query, "limit": args.limit}
-            content, is_error = await session.call("search_literature", arguments)
+            content, is_error = await session.call(SEARCH_LITERATURE, arguments)
         else:
             arguments = {"evidence_id": args.evidence_id}
             if args.receipt is not None:
                 arguments["receipt"] = args.receipt
-            content, is_error = await session.call("get_evidence", arguments)
+            content, is_error = await session.call(GET_EVIDENCE, arguments)
     if not isinstance(content, dict):
         raise _Unreachable("the server answered without structured content")
     return content, is_error

@@ -28,6 +28,8 @@ from typing import Any
 
 from notanda_evidence.verify_file import printable
 
+from ._schemas import SEARCH_LITERATURE
+
 __all__ = ["QUERIES", "run_demo"]
 
 #: The searches the demo makes; the provider answers each with the same works.
@@ -102,7 +104,7 @@ def _search(root: Path) -> dict[str, Any]:
 
     from ._doctor import call_tools, selftest_server
 
-    calls = [("search_literature", {"query": query, "limit": LIMIT}) for query in QUERIES]
+    calls = [(SEARCH_LITERATURE, {"query": query, "limit": LIMIT}) for query in QUERIES]
     try:
         answers, _ = anyio.run(call_tools, selftest_server(root), calls)
     except Exception as exc:  # the SDK wraps errors in groups

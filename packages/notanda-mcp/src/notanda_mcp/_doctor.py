@@ -37,7 +37,7 @@ from typing import Any
 
 from notanda_evidence.verify_file import printable
 
-from ._schemas import DEFAULT_TOOLSETS, tool_names
+from ._schemas import DEFAULT_TOOLSETS, GET_EVIDENCE, SEARCH_LITERATURE, tool_names
 
 __all__ = ["call_tools", "run_doctor", "selftest_server"]
 
@@ -227,7 +227,7 @@ def _self_test(report: _Report) -> None:
         server = selftest_server(root)
         try:
             found, failed, names = anyio.run(
-                _call, server, "search_literature", {"query": "doctor self-test", "limit": 2}
+                _call, server, SEARCH_LITERATURE, {"query": "doctor self-test", "limit": 2}
             )
         except Exception as exc:  # the SDK wraps errors in groups
             report.fail(f"self-test: the server could not be reached ({type(exc).__name__})")
@@ -242,7 +242,7 @@ def _self_test(report: _Report) -> None:
         report.ok("self-test: a search was sealed, logged and answered")
         try:
             again, failed, _ = anyio.run(
-                _call, server, "get_evidence", {"evidence_id": evidence_id, "receipt": receipt}
+                _call, server, GET_EVIDENCE, {"evidence_id": evidence_id, "receipt": receipt}
             )
         except Exception as exc:
             report.fail(
@@ -296,7 +296,7 @@ def _live(report: _Report, root: Path) -> None:
     server = [sys.executable, "-m", "notanda_mcp", "--evidence-dir", str(root)]
     try:
         found, failed, _ = anyio.run(
-            _call, server, "search_literature", {"query": "research reproducibility", "limit": 1}
+            _call, server, SEARCH_LITERATURE, {"query": "research reproducibility", "limit": 1}
         )
     except Exception as exc:
         report.warn(f"live search: the server could not be reached ({type(exc).__name__})")

@@ -33,9 +33,11 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from notanda_evidence.verify_file import NOTICE, format_timestamp
+
 from ._guard import LogUnavailable, log_call, record_conditions, start_log_call
 from ._logging import LOGGER
-from ._schemas import NOTICE
+from ._schemas import CHECK_REFERENCES, SEARCH_LITERATURE
 
 if TYPE_CHECKING:
     import httpx
@@ -51,7 +53,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHECK_DEADLINE_S",
-    "NOTICE",
     "Caller",
     "SEARCH_DEADLINE_S",
     "EvidenceService",
@@ -159,8 +160,6 @@ _M_MMAP_THRESHOLD = -3
 
 
 def _timestamp() -> str:
-    from notanda_evidence import format_timestamp
-
     return format_timestamp(dt.datetime.now(dt.UTC))
 
 
@@ -316,7 +315,7 @@ class EvidenceService:
             return _from_result(evidence_id, result, searched)
 
         return self._record_call(
-            "search_literature",
+            SEARCH_LITERATURE,
             fields,
             answer,
             caller,
@@ -393,7 +392,7 @@ class EvidenceService:
             return _from_check(evidence_id, result, checked)
 
         return self._record_call(
-            "check_references",
+            CHECK_REFERENCES,
             fields,
             answer,
             caller,

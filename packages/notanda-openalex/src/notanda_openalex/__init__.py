@@ -41,17 +41,10 @@ if TYPE_CHECKING:
         ReferenceInputError,
         SearchInputError,
     )
-    from ._matching import ReferenceField, Verdict
+    from ._matching import ReferenceField
     from ._observation import Capture, ProviderAttempt, ProviderObservation
     from ._query import (
-        DEFAULT_LIMIT,
-        MAX_LIMIT,
-        MAX_QUERY_LENGTH,
-        MAX_YEAR,
-        MIN_YEAR,
-        OA_STATUSES,
         ORDERING,
-        WORK_TYPES,
         EffectiveSearch,
         SearchFilters,
         SearchRequest,
@@ -60,8 +53,6 @@ if TYPE_CHECKING:
     )
     from ._references import (
         ARXIV_DOI_PREFIX,
-        MAX_REFERENCES,
-        MAX_REFERENCES_BYTES,
         ParsedReferences,
         Reference,
         ReferenceAuthor,
@@ -71,11 +62,24 @@ if TYPE_CHECKING:
     )
     from ._result import SearchFailure, SearchResult
     from ._secrets import SECRET_NAMES
+    from ._vocabulary import (
+        DEFAULT_LIMIT,
+        MAX_LIMIT,
+        MAX_QUERY_LENGTH,
+        MAX_REFERENCES,
+        MAX_REFERENCES_BYTES,
+        MAX_YEAR,
+        MIN_YEAR,
+        OA_STATUSES,
+        WORK_TYPES,
+        Verdict,
+    )
     from ._works import AUTHOR_CAP, WORK_SELECT_FIELDS, Author, Work
 
 # Names are imported on first use, so that a caller that only needs the
 # configuration loader or a constant does not pay for httpx and pydantic
-# models (the MCP server checks its configuration before it starts serving).
+# models (the MCP server checks its configuration before it starts serving,
+# and publishes its tool schemas from ``._vocabulary``, which needs neither).
 _EXPORTS = {
     "ARXIV_DOI_PREFIX": "._references",
     "AUTHOR_CAP": "._works",
@@ -91,7 +95,7 @@ _EXPORTS = {
     "ConfigurationError": "._errors",
     "DEFAULT_CHECK_CONCURRENCY": "._checking",
     "DEFAULT_CHECK_DEADLINE_S": "._checking",
-    "DEFAULT_LIMIT": "._query",
+    "DEFAULT_LIMIT": "._vocabulary",
     "DEFAULT_USER_AGENT": "._client",
     "ENDPOINT": "._client",
     "EffectiveSearch": "._query",
@@ -99,14 +103,14 @@ _EXPORTS = {
     "InputReason": "._errors",
     "MAX_CHECK_CONCURRENCY": "._checking",
     "MAX_DOIS_PER_REQUEST": "._checking",
-    "MAX_LIMIT": "._query",
-    "MAX_QUERY_LENGTH": "._query",
-    "MAX_REFERENCES": "._references",
-    "MAX_REFERENCES_BYTES": "._references",
+    "MAX_LIMIT": "._vocabulary",
+    "MAX_QUERY_LENGTH": "._vocabulary",
+    "MAX_REFERENCES": "._vocabulary",
+    "MAX_REFERENCES_BYTES": "._vocabulary",
     "MAX_TITLE_CANDIDATES": "._checking",
-    "MAX_YEAR": "._query",
-    "MIN_YEAR": "._query",
-    "OA_STATUSES": "._query",
+    "MAX_YEAR": "._vocabulary",
+    "MIN_YEAR": "._vocabulary",
+    "OA_STATUSES": "._vocabulary",
     "ORDERING": "._query",
     "OpenAlexClient": "._client",
     "OpenAlexError": "._errors",
@@ -129,9 +133,9 @@ _EXPORTS = {
     "SystemClock": "._clock",
     "UncheckedReason": "._checking",
     "UnparsedReason": "._references",
-    "Verdict": "._matching",
+    "Verdict": "._vocabulary",
     "WORK_SELECT_FIELDS": "._works",
-    "WORK_TYPES": "._query",
+    "WORK_TYPES": "._vocabulary",
     "Work": "._works",
     "canonical_json_bytes": "._canonical",
     "load_core_config": "._config",

@@ -21,7 +21,6 @@ from ._errors import ProviderReason
 from ._matching import (
     Decision,
     ReferenceField,
-    Verdict,
     decide,
     decide_by_doi,
     title_query,
@@ -30,6 +29,7 @@ from ._observation import ProviderObservation
 from ._references import ParsedReferences, Reference
 from ._result import SearchFailure, SearchResult
 from ._transport import Deadline
+from ._vocabulary import Verdict
 from ._works import WORK_SELECT_FIELDS, Work
 
 if TYPE_CHECKING:

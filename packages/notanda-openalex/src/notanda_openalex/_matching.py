@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from ._references import Reference
+from ._vocabulary import Verdict
 from ._works import Work
 
 __all__ = [
@@ -26,7 +27,6 @@ __all__ = [
     "VENUE_FUZZY_SCORE",
     "Decision",
     "ReferenceField",
-    "Verdict",
     "compare",
     "decide",
     "normalize_text",
@@ -47,23 +47,6 @@ VENUE_FUZZY_SCORE = 90.0
 TITLE_QUERY_MAX = 300
 #: A main title shorter than this many words does not stand for a title with a subtitle.
 _MAIN_TITLE_MIN_WORDS = 3
-
-
-class Verdict(StrEnum):
-    """What a check concluded about one reference."""
-
-    #: One work matches the identifier (or the title) and nothing differs.
-    VERIFIED = "verified"
-    #: A work matches the DOI or the title, but named fields disagree.
-    METADATA_MISMATCH = "metadata_mismatch"
-    #: No OpenAlex work matches, as searched (not: the work does not exist).
-    NOT_FOUND = "not_found"
-    #: Several candidates, none decisive.
-    AMBIGUOUS = "ambiguous"
-    #: The provider failed for this reference, or the deadline passed.
-    UNCHECKED = "unchecked"
-    #: Not readable as a reference.
-    UNPARSED = "unparsed"
 
 
 class ReferenceField(StrEnum):

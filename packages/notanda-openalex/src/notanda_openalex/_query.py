@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Literal, get_args
+from typing import Any
 
 from harvester.errors import ConfigurationError as CoreConfigurationError
 from harvester.providers.openalex import OpenAlexQuery
@@ -19,17 +19,19 @@ from pydantic_core import PydanticCustomError
 
 from ._errors import InputReason, SearchInputError
 from ._text import replace_lone_surrogates, sanitize_query
+from ._vocabulary import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    MAX_QUERY_LENGTH,
+    MAX_YEAR,
+    MIN_YEAR,
+    OaStatus,
+    WorkType,
+)
 from ._works import WORK_SELECT_FIELDS
 
 __all__ = [
-    "DEFAULT_LIMIT",
-    "MAX_LIMIT",
-    "MAX_QUERY_LENGTH",
-    "MAX_YEAR",
-    "MIN_YEAR",
-    "OA_STATUSES",
     "ORDERING",
-    "WORK_TYPES",
     "EffectiveSearch",
     "SearchFilters",
     "SearchRequest",
@@ -37,44 +39,10 @@ __all__ = [
     "supplied_record",
 ]
 
-MAX_QUERY_LENGTH = 1000
-DEFAULT_LIMIT = 5
-MAX_LIMIT = 10
-MIN_YEAR = 1000
-MAX_YEAR = 2100
 
 #: OpenAlex's default order for a search without ``sort``: relevance score, then
 #: publication date, then ID (a deterministic tie-break). No ``sort`` is sent.
 ORDERING = "openalex_default:_score,publication_date,id"
-
-OaStatus = Literal["diamond", "gold", "green", "hybrid", "bronze"]
-WorkType = Literal[
-    "article",
-    "book",
-    "book-chapter",
-    "dataset",
-    "dissertation",
-    "editorial",
-    "erratum",
-    "grant",
-    "letter",
-    "libguides",
-    "other",
-    "paratext",
-    "peer-review",
-    "preprint",
-    "reference-entry",
-    "report",
-    "retraction",
-    "review",
-    "standard",
-    "supplementary-materials",
-]
-
-#: Allowed ``oa_status`` filter values (closed access is excluded by ``is_oa:true``).
-OA_STATUSES: tuple[str, ...] = get_args(OaStatus)
-#: Allowed ``types`` filter values: OpenAlex work types.
-WORK_TYPES: tuple[str, ...] = get_args(WorkType)
 
 
 def _unique_sorted(values: list[str] | None) -> list[str] | None:

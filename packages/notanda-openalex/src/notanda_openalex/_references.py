@@ -29,11 +29,10 @@ from pylatexenc.latex2text import LatexNodes2Text
 
 from ._errors import InputReason, ReferenceInputError
 from ._text import clean_display_text, replace_lone_surrogates
+from ._vocabulary import MAX_REFERENCES, MAX_REFERENCES_BYTES
 
 __all__ = [
     "ARXIV_DOI_PREFIX",
-    "MAX_REFERENCES",
-    "MAX_REFERENCES_BYTES",
     "ParsedReferences",
     "Reference",
     "ReferenceAuthor",
@@ -42,10 +41,6 @@ __all__ = [
     "parse_references",
 ]
 
-#: At most this many references (parsed or unparsed) come out of one call.
-MAX_REFERENCES = 100
-#: At most this many bytes of text (UTF-8) go into one call.
-MAX_REFERENCES_BYTES = 262_144
 #: The DataCite prefix under which arXiv registers a DOI for every preprint.
 ARXIV_DOI_PREFIX = "10.48550/arxiv."
 #: Longer fields are not given to the LaTeX decoder (it is slow on long text);

@@ -20,10 +20,10 @@ from pydantic import BaseModel, ConfigDict
 
 from ._secrets import SecretScrubber
 from ._text import clean_display_text
+from ._vocabulary import IDENTITY_FIELDS
 
 __all__ = [
     "AUTHOR_CAP",
-    "IDENTITY_FIELDS",
     "WORK_SELECT_FIELDS",
     "Author",
     "Work",
@@ -51,9 +51,6 @@ WORK_SELECT_FIELDS: tuple[str, ...] = (
     "cited_by_count",
 )
 
-#: The fields a work's answer form always holds, ``null`` or not: what names the work.
-#: Every other field is left out when it is ``null`` (:meth:`Work.to_record`).
-IDENTITY_FIELDS: tuple[str, ...] = ("openalex_id", "doi", "title", "authors", "publication_year")
 
 _WORK_ID = re.compile(r"(?:https://openalex\.org/)?(W[0-9]+)")
 _ORCID = re.compile(
