@@ -13,12 +13,14 @@ from typing import Any
 import pytest
 from conftest import EXPECTED
 from notanda_evidence import (
+    CitationCode,
     CitationError,
     CitationFormat,
     EntryType,
     EvidenceLog,
     EvidenceStorageError,
     EvidenceStore,
+    Outcome,
     ProofError,
     _cli,
     _collection,
@@ -456,7 +458,7 @@ def test_records_that_do_not_verify_are_refused(tmp_path: Path) -> None:
     (tmp_path / evidence_id / "provider.json").write_bytes(b"[]\n")
     with pytest.raises(CitationError) as caught:
         collect_citations(tmp_path, [evidence_id])
-    assert caught.value.code == "integrity_failure"
+    assert caught.value.code is Outcome.INTEGRITY_FAILURE
 
 
 def test_a_record_the_log_disagrees_with_is_refused(tmp_path: Path) -> None:
@@ -467,7 +469,7 @@ def test_a_record_the_log_disagrees_with_is_refused(tmp_path: Path) -> None:
     path.write_text(json.dumps(line, sort_keys=True, separators=(",", ":")) + "\n")
     with pytest.raises(CitationError) as caught:
         collect_citations(tmp_path, [evidence_id])
-    assert caught.value.code == "log_mismatch"
+    assert caught.value.code is CitationCode.LOG_MISMATCH
 
 
 def test_injected_records_need_explicit_permission(tmp_path: Path) -> None:

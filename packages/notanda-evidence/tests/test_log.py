@@ -18,7 +18,9 @@ from notanda_evidence import (
     EvidenceLogError,
     EvidenceStore,
     Head,
+    LogReason,
     Stage,
+    StorageReason,
     _cli,
     _log,
     _merkle,
@@ -157,7 +159,7 @@ def test_a_log_truncated_behind_a_writers_back_is_refused(tmp_path: Path) -> Non
     evidence_id, receipt = sealed(tmp_path)
     with pytest.raises(EvidenceLogError) as caught:
         log.append(evidence_id, receipt)
-    assert caught.value.reason == "log_shrunk"
+    assert caught.value.reason is LogReason.SHRUNK
 
 
 def test_a_symlinked_log_folder_is_refused(tmp_path: Path) -> None:
@@ -169,7 +171,9 @@ def test_a_symlinked_log_folder_is_refused(tmp_path: Path) -> None:
     evidence_id, receipt = sealed(root)
     with pytest.raises(EvidenceLogError) as caught:
         EvidenceLog(root).append(evidence_id, receipt)
-    assert caught.value.reason == "symlink"
+    # A string enum, whose str() is the documented log_reason.
+    assert caught.value.reason is StorageReason.SYMLINK
+    assert str(caught.value) == "evidence log unavailable: symlink"
     assert list(elsewhere.iterdir()) == []
 
 
@@ -184,12 +188,12 @@ def test_reading_never_follows_a_linked_log_folder(tmp_path: Path) -> None:
     os.symlink(forged_root / ".notanda", root / ".notanda")
     with pytest.raises(EvidenceLogError) as caught:
         EvidenceLog(root).lookup(evidence_id)
-    assert caught.value.reason == "symlink"
+    assert caught.value.reason is StorageReason.SYMLINK
     (root / ".notanda").unlink()
     (root / ".notanda").write_text("not a folder")
     with pytest.raises(EvidenceLogError) as caught:
         EvidenceLog(root).lookup(evidence_id)
-    assert caught.value.reason == "not_a_directory"
+    assert caught.value.reason is StorageReason.NOT_A_DIRECTORY
 
 
 def test_a_failed_write_leaves_no_partial_line(

@@ -16,10 +16,19 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from ._audit import AuditResult, LogCode, LogFinding, audit
-    from ._cite import Citation, CitationError, CitationFormat, collect_citations, find_doi, render
+    from ._cite import (
+        Citation,
+        CitationCode,
+        CitationError,
+        CitationFormat,
+        collect_citations,
+        find_doi,
+        render,
+    )
     from ._collection import (
         AdoptReport,
         InclusionProof,
+        ProofCode,
         ProofError,
         adopt,
         export_bagit,
@@ -77,6 +86,7 @@ _EXPORTS = {
     "AuditResult": "._audit",
     "CanonicalJSON": "._store",
     "Citation": "._cite",
+    "CitationCode": "._cite",
     "CitationError": "._cite",
     "CitationFormat": "._cite",
     "Code": ".verify_file",
@@ -95,6 +105,7 @@ _EXPORTS = {
     "LogFinding": "._audit",
     "LogReason": "._log",
     "Outcome": ".verify_file",
+    "ProofCode": "._collection",
     "ProofError": "._collection",
     "RecordResult": ".verify_file",
     "RecordWriter": "._store",
@@ -176,6 +187,7 @@ __all__ = [
     "LogEntry",
     "LogFinding",
     "LogReason",
+    "ProofCode",
     "ProofError",
     "adopt",
     "audit",
@@ -192,6 +204,7 @@ __all__ = [
     "TokenReport",
     # Citations
     "Citation",
+    "CitationCode",
     "CitationError",
     "CitationFormat",
     "collect_citations",

@@ -120,11 +120,12 @@ class LogReason(StrEnum):
 class EvidenceLogError(verify_file.EvidenceError):
     """The log could not be read or appended to, or is not in a state that allows it.
 
-    ``reason`` is a storage reason (``symlink`` for a linked log or folder,
-    ``io_error``, ...) or a :class:`LogReason`.
+    ``reason`` is a :class:`StorageReason` (``symlink`` for a linked log or
+    folder, ``io_error``, ...) or a :class:`LogReason`; both are string enums
+    whose ``str()`` is the documented ``log_reason``.
     """
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: StorageReason | LogReason) -> None:
         super().__init__(f"evidence log unavailable: {reason}")
         self.reason = reason
 
@@ -646,7 +647,7 @@ class LogTransaction:
             result = log._write_entry(self._fd, evidence_id, receipt, kind, reason)
         except OSError as exc:
             storage = EvidenceStorageError.from_os_error(exc, evidence_id=evidence_id)
-            raise EvidenceLogError(storage.reason.value) from exc
+            raise EvidenceLogError(storage.reason) from exc
         if log._on_stage is not None:
             log._on_stage(Stage.AFTER_LOG_APPEND, evidence_id)
         return result
@@ -659,7 +660,7 @@ def _public(
 
 
 def _log_error(exc: OSError) -> EvidenceLogError:
-    return EvidenceLogError(EvidenceStorageError.from_os_error(exc).reason.value)
+    return EvidenceLogError(EvidenceStorageError.from_os_error(exc).reason)
 
 
 def _regular_size(fd: int) -> int:
@@ -741,7 +742,7 @@ def read_log(root: str | os.PathLike[str], *, log_path: Path | None = None) -> t
     path = log_path or Path(root) / RESERVED_DIR / LOG_FILE
     try:
         if path.parent.is_symlink():
-            raise EvidenceLogError(StorageReason.SYMLINK.value)
+            raise EvidenceLogError(StorageReason.SYMLINK)
         data = read_regular_file(path, MAX_LOG_BYTES)
     except FileNotFoundError:
         return b"", False
