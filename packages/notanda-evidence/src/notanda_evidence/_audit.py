@@ -16,9 +16,7 @@ import hashlib
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from . import _merkle
 from ._log import (
@@ -38,6 +36,7 @@ from ._timestamp_audit import TimestampAudit, audit_timestamps
 from ._timestamps import TIMESTAMPS_DIR
 from .verify_file import (
     Finding,
+    FindingCode,
     Outcome,
     RecordResult,
     Severity,
@@ -52,8 +51,12 @@ __all__ = ["AuditResult", "LogCode", "audit", "timestamps_folder"]
 TIME_REGRESSION_TOLERANCE_S = 5.0
 
 
-class LogCode(StrEnum):
+class LogCode(FindingCode):
     """Stable codes for findings about the log and its agreement with the records."""
+
+    def report_keys(self) -> tuple[str, ...]:
+        """A log finding is located by the record and the line it is about."""
+        return ("evidence_id", "index")
 
     MISSING = "log.missing"
     UNREADABLE = "log.unreadable"
@@ -76,25 +79,9 @@ class LogCode(StrEnum):
     HEAD_CONSISTENT = "head.consistent"
 
 
-@dataclass(frozen=True, slots=True)
-class LogFinding:
-    """One finding about the log, optionally about one record."""
-
-    code: LogCode
-    severity: Severity
-    evidence_id: str | None = None
-    index: int | None = None
-    detail: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """The finding as it appears in the ``--json`` report."""
-        return {
-            "code": self.code.value,
-            "detail": self.detail,
-            "evidence_id": self.evidence_id,
-            "index": self.index,
-            "severity": self.severity.value,
-        }
+#: A finding about the log, optionally about one record: a :class:`Finding`
+#: with a :class:`LogCode`, located by ``evidence_id`` and line ``index``.
+LogFinding = Finding
 
 
 #: Findings that mean "not tampering, but not finished": exit code 3.
@@ -107,7 +94,7 @@ class AuditResult:
 
     records: tuple[RecordResult, ...]
     root_findings: tuple[Finding, ...]
-    log_findings: tuple[LogFinding, ...]
+    log_findings: tuple[Finding, ...]
     entries: tuple[LogEntry, ...]
     head: Head
     #: Per record: ``logged``, ``adopted``, ``unlogged`` or ``tombstoned``.
@@ -137,11 +124,11 @@ def _error(
     evidence_id: str | None = None,
     index: int | None = None,
     detail: str | None = None,
-) -> LogFinding:
-    return LogFinding(code, Severity.ERROR, evidence_id, index, detail)
+) -> Finding:
+    return Finding(code, Severity.ERROR, evidence_id=evidence_id, index=index, detail=detail)
 
 
-def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[LogFinding]]:
+def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[Finding]]:
     """Parse a log strictly; return the entries, every leaf hash, and findings.
 
     Every terminated line is a leaf of the tree, even one that fails to parse,
@@ -149,13 +136,13 @@ def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[LogFinding
     """
     entries: list[LogEntry] = []
     leaves: list[bytes] = []
-    findings: list[LogFinding] = []
+    findings: list[Finding] = []
     previous = "0" * 64
     previous_time: str | None = None
     for position, (line, terminated) in enumerate(iter_lines(data)):
         if not terminated:
             findings.append(
-                LogFinding(
+                Finding(
                     LogCode.TAIL_TORN,
                     Severity.ERROR,
                     index=position,
@@ -189,12 +176,12 @@ def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[LogFinding
             and _seconds_between(entry.time, previous_time) > TIME_REGRESSION_TOLERANCE_S
         ):
             findings.append(
-                LogFinding(
+                Finding(
                     LogCode.TIME_REGRESSION,
                     Severity.WARNING,
-                    entry.evidence_id,
-                    position,
-                    f"{entry.time} is before {previous_time}",
+                    evidence_id=entry.evidence_id,
+                    index=position,
+                    detail=f"{entry.time} is before {previous_time}",
                 )
             )
         previous_time = max(previous_time or entry.time, entry.time)
@@ -203,7 +190,7 @@ def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[LogFinding
     return entries, leaves, findings
 
 
-def _unparsable(line: bytes, position: int) -> LogFinding:
+def _unparsable(line: bytes, position: int) -> Finding:
     broken = line_limit_broken(line)
     if broken == "too_large":
         return _error(LogCode.TOO_LARGE, index=position, detail=f"a line of {len(line)} bytes")
@@ -212,10 +199,10 @@ def _unparsable(line: bytes, position: int) -> LogFinding:
     return _error(LogCode.UNPARSABLE, index=position)
 
 
-def _read_log_finding(exc: EvidenceLogError) -> LogFinding:
+def _read_log_finding(exc: EvidenceLogError) -> Finding:
     if exc.reason == LogReason.TOO_LARGE:
         return _error(LogCode.TOO_LARGE, detail=f"the log is over {MAX_LOG_BYTES} bytes")
-    return _error(LogCode.UNREADABLE, detail=exc.reason)
+    return _error(LogCode.UNREADABLE, detail=str(exc.reason))
 
 
 def _seconds_between(later: str, earlier: str) -> float:
@@ -229,7 +216,7 @@ def _seconds_between(later: str, earlier: str) -> float:
         return 0.0
 
 
-def check_head(held: Head, leaves: Sequence[bytes]) -> LogFinding:
+def check_head(held: Head, leaves: Sequence[bytes]) -> Finding:
     """Prove that the log extends a head someone kept, or say how it does not."""
     size = len(leaves)
     if held.size > size:
@@ -241,7 +228,7 @@ def check_head(held: Head, leaves: Sequence[bytes]) -> LogFinding:
     proof = _merkle.consistency_proof(leaves, held.size)
     if not _merkle.verify_consistency(held.size, size, bytes.fromhex(held.root), current, proof):
         return _error(LogCode.HEAD_MISMATCH, detail=f"the first {held.size} entries were rewritten")
-    return LogFinding(
+    return Finding(
         LogCode.HEAD_CONSISTENT,
         Severity.INFO,
         detail=f"the log extends the held head of {held.size} entries",
@@ -250,8 +237,8 @@ def check_head(held: Head, leaves: Sequence[bytes]) -> LogFinding:
 
 def _join(
     records: Iterable[RecordResult], entries: Sequence[LogEntry], log_exists: bool
-) -> tuple[list[LogFinding], dict[str, str]]:
-    findings: list[LogFinding] = []
+) -> tuple[list[Finding], dict[str, str]]:
+    findings: list[Finding] = []
     status: dict[str, str] = {}
     by_id = {record.evidence_id: record for record in records}
     logged: dict[str, LogEntry] = {}
@@ -288,20 +275,28 @@ def _join(
             findings.append(_error(LogCode.RECEIPT_MISMATCH, evidence_id, entry.index, detail))
         status[evidence_id] = "adopted" if entry.type is EntryType.ADOPTED else "logged"
         if entry.type is EntryType.ADOPTED:
-            findings.append(LogFinding(LogCode.ADOPTED, Severity.INFO, evidence_id, entry.index))
+            findings.append(
+                Finding(LogCode.ADOPTED, Severity.INFO, evidence_id=evidence_id, index=entry.index)
+            )
     for evidence_id, entry in tombstoned.items():
         status[evidence_id] = "tombstoned"
         findings.append(
-            LogFinding(LogCode.TOMBSTONED, Severity.INFO, evidence_id, entry.index, entry.reason)
+            Finding(
+                LogCode.TOMBSTONED,
+                Severity.INFO,
+                evidence_id=evidence_id,
+                index=entry.index,
+                detail=entry.reason,
+            )
         )
         if evidence_id in by_id:
             findings.append(
-                LogFinding(
+                Finding(
                     LogCode.TOMBSTONE_PRESENT,
                     Severity.WARNING,
-                    evidence_id,
-                    entry.index,
-                    "pruned, but the folder is still there",
+                    evidence_id=evidence_id,
+                    index=entry.index,
+                    detail="pruned, but the folder is still there",
                 )
             )
     for evidence_id, record in by_id.items():
@@ -309,16 +304,16 @@ def _join(
             continue
         status[evidence_id] = "unlogged"
         findings.append(
-            LogFinding(
+            Finding(
                 LogCode.RECORD_UNLOGGED,
                 Severity.ERROR,
-                evidence_id,
+                evidence_id=evidence_id,
                 detail="sealed but not in the log; adopt it",
             )
         )
     if not log_exists and any(s == "unlogged" for s in status.values()):
         findings.append(
-            LogFinding(
+            Finding(
                 LogCode.MISSING, Severity.ERROR, detail="no log yet; sealed records can be adopted"
             )
         )

@@ -24,6 +24,7 @@ from ._log import EntryType, Head, read_log
 from .verify_file import (
     VERIFIED,
     EvidenceError,
+    FindingCode,
     Outcome,
     RecordResult,
     Severity,
@@ -74,7 +75,7 @@ class CitationCode(StrEnum):
 #: Every code a :class:`CitationError` carries: its own, a record's outcome
 #: (``not_found``, ``integrity_failure``, ...) or a held head's finding
 #: (``head.truncated``, ``head.mismatch``).
-CitationErrorCode = CitationCode | Outcome | LogCode
+CitationErrorCode = CitationCode | Outcome | FindingCode
 
 
 class CitationError(EvidenceError):

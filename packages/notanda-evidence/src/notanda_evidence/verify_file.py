@@ -174,8 +174,22 @@ class Outcome(_StrEnum):
     OK = "ok"
 
 
-class Code(_StrEnum):
-    """Stable finding codes. Renaming one is a breaking change."""
+class FindingCode(_StrEnum):
+    """The base of every finding code: a record's, the log's, a time-stamp token's.
+
+    Each family of codes is its own enumeration (:class:`Code` here, the
+    log's and the tokens' in the package), and :class:`Finding` takes any of
+    them. ``report_keys`` names where a finding of the family is located in
+    the ``--json`` report: a file, by default.
+    """
+
+    def report_keys(self) -> tuple[str, ...]:
+        """The location fields the ``--json`` report gives beside code, detail and severity."""
+        return ("file",)
+
+
+class Code(FindingCode):
+    """Stable finding codes of a record or a root. Renaming one is a breaking change."""
 
     FS_SYMLINK = "fs.symlink"
     FS_SPECIAL_FILE = "fs.special_file"
@@ -216,21 +230,33 @@ _RECEIPT_CODES = frozenset({Code.RECEIPT_MALFORMED, Code.RECEIPT_MISMATCH})
 
 @dataclass(frozen=True)
 class Finding:
-    """One observation about a record or a root, with a stable code."""
+    """One observation, with a stable code: about a record, a root, the log or a token.
 
-    code: Code
+    A record's, a root's or a token's finding names a ``file``; a log's names
+    the ``evidence_id`` and the line ``index`` it is about. Its code's
+    :meth:`FindingCode.report_keys` says which of them the report shows.
+    """
+
+    code: FindingCode
     severity: Severity
     file: str | None = None
     detail: str | None = None
+    evidence_id: str | None = None
+    index: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Return the finding as it appears in the ``--json`` report."""
-        return {
-            "code": self.code.value,
-            "detail": self.detail,
-            "file": self.file,
-            "severity": self.severity.value,
-        }
+        located = {key: getattr(self, key) for key in self.code.report_keys()}
+        return dict(
+            sorted(
+                {
+                    "code": self.code.value,
+                    "detail": self.detail,
+                    "severity": self.severity.value,
+                    **located,
+                }.items()
+            )
+        )
 
 
 @dataclass(frozen=True)
