@@ -22,11 +22,11 @@ import bibtexparser
 import pybtex.database
 import pytest
 import rispy
+from conftest import search_record
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from notanda_evidence import Citation, CitationFormat, _cli, collect_citations, render
 from notanda_evidence._cite import _LATEX, _text
-from test_collection import search_record
 
 PROBE_STYLE = Path(__file__).resolve().parent / "bibtex" / "probe.bst"
 

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from ._audit import AuditResult, LogCode, LogFinding, audit
+    from ._adopt import AdoptReport, adopt, prune
+    from ._audit import AuditResult, audit
+    from ._bagit import export_bagit
     from ._cite import (
         Citation,
         CitationCode,
@@ -25,27 +27,19 @@ if TYPE_CHECKING:
         find_doi,
         render,
     )
-    from ._collection import (
-        AdoptReport,
-        InclusionProof,
-        ProofCode,
-        ProofError,
-        adopt,
-        export_bagit,
-        make_proof,
-        prune,
-        verify_proof,
-    )
     from ._log import (
         AppendResult,
         EntryType,
         EvidenceLog,
         EvidenceLogError,
         Head,
+        LogCode,
         LogEntry,
+        LogFinding,
         LogReason,
         format_timestamp,
     )
+    from ._proofs import InclusionProof, ProofCode, ProofError, make_proof, verify_proof
     from ._store import (
         CanonicalJSON,
         EvidenceStorageError,
@@ -81,7 +75,7 @@ if TYPE_CHECKING:
 # and the reader, not the auditor, the citation renderer or the collection
 # tools, and an auditor's ``verify`` needs none of the writer.
 _EXPORTS = {
-    "AdoptReport": "._collection",
+    "AdoptReport": "._adopt",
     "AppendResult": "._log",
     "AuditResult": "._audit",
     "CanonicalJSON": "._store",
@@ -99,14 +93,14 @@ _EXPORTS = {
     "EvidenceValueError": "._store",
     "Finding": ".verify_file",
     "Head": "._log",
-    "InclusionProof": "._collection",
-    "LogCode": "._audit",
+    "InclusionProof": "._proofs",
+    "LogCode": "._log",
     "LogEntry": "._log",
-    "LogFinding": "._audit",
+    "LogFinding": "._log",
     "LogReason": "._log",
     "Outcome": ".verify_file",
-    "ProofCode": "._collection",
-    "ProofError": "._collection",
+    "ProofCode": "._proofs",
+    "ProofError": "._proofs",
     "RecordResult": ".verify_file",
     "RecordWriter": "._store",
     "RootResult": ".verify_file",
@@ -122,23 +116,23 @@ _EXPORTS = {
     "TimestampFinding": "._timestamp_audit",
     "TokenReport": "._timestamp_audit",
     "VerificationError": "._verify",
-    "adopt": "._collection",
+    "adopt": "._adopt",
     "audit": "._audit",
     "canonical_bytes": ".verify_file",
     "collect_citations": "._cite",
     "encode_canonical": "._store",
-    "export_bagit": "._collection",
+    "export_bagit": "._bagit",
     "find_doi": "._cite",
     "format_timestamp": "._log",
     "is_evidence_id": ".verify_file",
-    "make_proof": "._collection",
+    "make_proof": "._proofs",
     "open_record": ".verify_file",
     "parse_canonical": ".verify_file",
-    "prune": "._collection",
+    "prune": "._adopt",
     "render": "._cite",
     "replace_lone_surrogates": "._store",
     "verify_or_raise": "._verify",
-    "verify_proof": "._collection",
+    "verify_proof": "._proofs",
     "verify_record": ".verify_file",
     "verify_root": ".verify_file",
 }

@@ -11,8 +11,6 @@ tokens stored beside the log are checked against it by :mod:`._timestamp_audit`.
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -24,11 +22,11 @@ from ._log import (
     EntryType,
     EvidenceLogError,
     Head,
+    LogCode,
     LogEntry,
     LogReason,
-    iter_lines,
-    line_limit_broken,
-    parse_line,
+    log_error,
+    parse_log,
     read_log,
 )
 from ._pool import records_verifier
@@ -36,7 +34,6 @@ from ._timestamp_audit import TimestampAudit, audit_timestamps
 from ._timestamps import TIMESTAMPS_DIR
 from .verify_file import (
     Finding,
-    FindingCode,
     Outcome,
     RecordResult,
     Severity,
@@ -45,44 +42,7 @@ from .verify_file import (
     verify_root,
 )
 
-__all__ = ["AuditResult", "LogCode", "audit", "timestamps_folder"]
-
-#: Entry times that go backwards by more than this many seconds are reported.
-TIME_REGRESSION_TOLERANCE_S = 5.0
-
-
-class LogCode(FindingCode):
-    """Stable codes for findings about the log and its agreement with the records."""
-
-    def report_keys(self) -> tuple[str, ...]:
-        """A log finding is located by the record and the line it is about."""
-        return ("evidence_id", "index")
-
-    MISSING = "log.missing"
-    UNREADABLE = "log.unreadable"
-    TOO_LARGE = "log.too_large"
-    TOO_DEEP = "log.too_deep"
-    UNPARSABLE = "log.unparsable"
-    INDEX_MISMATCH = "log.index_mismatch"
-    CHAIN_BREAK = "log.chain_break"
-    TAIL_TORN = "log.tail_torn"
-    RECORD_MISSING = "log.record_missing"
-    RECEIPT_MISMATCH = "log.receipt_mismatch"
-    DUPLICATE_ENTRY = "log.duplicate_entry"
-    RECORD_UNLOGGED = "log.record_unlogged"
-    ADOPTED = "log.adopted"
-    TOMBSTONED = "log.tombstoned"
-    TOMBSTONE_PRESENT = "log.tombstone_present"
-    TIME_REGRESSION = "log.time_regression"
-    HEAD_TRUNCATED = "head.truncated"
-    HEAD_MISMATCH = "head.mismatch"
-    HEAD_CONSISTENT = "head.consistent"
-
-
-#: A finding about the log, optionally about one record: a :class:`Finding`
-#: with a :class:`LogCode`, located by ``evidence_id`` and line ``index``.
-LogFinding = Finding
-
+__all__ = ["AuditResult", "audit", "check_head", "timestamps_folder"]
 
 #: Findings that mean "not tampering, but not finished": exit code 3.
 _INCOMPLETE = frozenset({LogCode.TAIL_TORN, LogCode.RECORD_UNLOGGED, LogCode.MISSING})
@@ -119,115 +79,26 @@ class AuditResult:
         return 0
 
 
-def _error(
-    code: LogCode,
-    evidence_id: str | None = None,
-    index: int | None = None,
-    detail: str | None = None,
-) -> Finding:
-    return Finding(code, Severity.ERROR, evidence_id=evidence_id, index=index, detail=detail)
-
-
-def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[Finding]]:
-    """Parse a log strictly; return the entries, every leaf hash, and findings.
-
-    Every terminated line is a leaf of the tree, even one that fails to parse,
-    so the head computed here is the head a writer returned.
-    """
-    entries: list[LogEntry] = []
-    leaves: list[bytes] = []
-    findings: list[Finding] = []
-    previous = "0" * 64
-    previous_time: str | None = None
-    for position, (line, terminated) in enumerate(iter_lines(data)):
-        if not terminated:
-            findings.append(
-                Finding(
-                    LogCode.TAIL_TORN,
-                    Severity.ERROR,
-                    index=position,
-                    detail=f"{len(line)} bytes without a newline",
-                )
-            )
-            break
-        leaves.append(_merkle.leaf_hash(line))
-        entry = parse_line(line)
-        line_hash = hashlib.sha256(line).hexdigest()
-        if entry is None:
-            findings.append(_unparsable(line, position))
-            previous = line_hash
-            continue
-        if entry.index != position:
-            findings.append(
-                _error(
-                    LogCode.INDEX_MISMATCH,
-                    entry.evidence_id,
-                    position,
-                    f"entry says index {entry.index}",
-                )
-            )
-        if entry.prev != previous:
-            findings.append(_error(LogCode.CHAIN_BREAK, entry.evidence_id, position))
-        # The fixed timestamp format sorts like time itself: only an entry that
-        # is older than its predecessor needs its distance measured.
-        if (
-            previous_time is not None
-            and entry.time < previous_time
-            and _seconds_between(entry.time, previous_time) > TIME_REGRESSION_TOLERANCE_S
-        ):
-            findings.append(
-                Finding(
-                    LogCode.TIME_REGRESSION,
-                    Severity.WARNING,
-                    evidence_id=entry.evidence_id,
-                    index=position,
-                    detail=f"{entry.time} is before {previous_time}",
-                )
-            )
-        previous_time = max(previous_time or entry.time, entry.time)
-        previous = line_hash
-        entries.append(entry)
-    return entries, leaves, findings
-
-
-def _unparsable(line: bytes, position: int) -> Finding:
-    broken = line_limit_broken(line)
-    if broken == "too_large":
-        return _error(LogCode.TOO_LARGE, index=position, detail=f"a line of {len(line)} bytes")
-    if broken == "too_deep":
-        return _error(LogCode.TOO_DEEP, index=position, detail="nested deeper than a log entry")
-    return _error(LogCode.UNPARSABLE, index=position)
-
-
 def _read_log_finding(exc: EvidenceLogError) -> Finding:
     if exc.reason == LogReason.TOO_LARGE:
-        return _error(LogCode.TOO_LARGE, detail=f"the log is over {MAX_LOG_BYTES} bytes")
-    return _error(LogCode.UNREADABLE, detail=str(exc.reason))
-
-
-def _seconds_between(later: str, earlier: str) -> float:
-    """How many seconds *later* lies before *earlier* (positive means backwards)."""
-    fmt = "%Y-%m-%dT%H:%M:%S.%fZ"
-    try:
-        return (
-            dt.datetime.strptime(earlier, fmt) - dt.datetime.strptime(later, fmt)
-        ).total_seconds()
-    except ValueError:
-        return 0.0
+        return log_error(LogCode.TOO_LARGE, detail=f"the log is over {MAX_LOG_BYTES} bytes")
+    return log_error(LogCode.UNREADABLE, detail=str(exc.reason))
 
 
 def check_head(held: Head, leaves: Sequence[bytes]) -> Finding:
     """Prove that the log extends a head someone kept, or say how it does not."""
     size = len(leaves)
     if held.size > size:
-        return _error(
+        return log_error(
             LogCode.HEAD_TRUNCATED,
             detail=f"the held head has {held.size} entries, the log only {size}",
         )
     current = _merkle.root_of(leaves)
     proof = _merkle.consistency_proof(leaves, held.size)
     if not _merkle.verify_consistency(held.size, size, bytes.fromhex(held.root), current, proof):
-        return _error(LogCode.HEAD_MISMATCH, detail=f"the first {held.size} entries were rewritten")
+        return log_error(
+            LogCode.HEAD_MISMATCH, detail=f"the first {held.size} entries were rewritten"
+        )
     return Finding(
         LogCode.HEAD_CONSISTENT,
         Severity.INFO,
@@ -248,7 +119,7 @@ def _join(
             tombstoned[entry.evidence_id] = entry
             continue
         if entry.evidence_id in logged and entry.evidence_id not in tombstoned:
-            findings.append(_error(LogCode.DUPLICATE_ENTRY, entry.evidence_id, entry.index))
+            findings.append(log_error(LogCode.DUPLICATE_ENTRY, entry.evidence_id, entry.index))
             continue
         logged[entry.evidence_id] = entry
         tombstoned.pop(entry.evidence_id, None)
@@ -258,7 +129,7 @@ def _join(
         record = by_id.get(evidence_id)
         if record is None:
             findings.append(
-                _error(
+                log_error(
                     LogCode.RECORD_MISSING,
                     evidence_id,
                     entry.index,
@@ -272,7 +143,7 @@ def _join(
                 if record.receipt is None
                 else "the record was replaced after it was logged"
             )
-            findings.append(_error(LogCode.RECEIPT_MISMATCH, evidence_id, entry.index, detail))
+            findings.append(log_error(LogCode.RECEIPT_MISMATCH, evidence_id, entry.index, detail))
         status[evidence_id] = "adopted" if entry.type is EntryType.ADOPTED else "logged"
         if entry.type is EntryType.ADOPTED:
             findings.append(

@@ -19,8 +19,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from ._audit import LogCode, check_head, parse_log
-from ._log import EntryType, Head, read_log
+from ._audit import check_head
+from ._log import EntryType, Head, LogCode, parse_log, read_log
 from .verify_file import (
     VERIFIED,
     EvidenceError,

@@ -1,4 +1,4 @@
-"""The append-only evidence log under ``<root>/.notanda/``.
+"""The append-only evidence log under ``<root>/.notanda/``: writing it and parsing it.
 
 One canonical JSON line per event in ``log.jsonl``: a sealed record, an
 adopted one, or a tombstone. Each line names its index and the SHA-256 of the
@@ -12,6 +12,10 @@ Appends are serialised across processes with an exclusive lock on
 append is one ``write`` of a whole line to a file opened with ``O_APPEND``,
 then ``fsync``; a crash can leave at most a torn last line, which the next
 append moves aside to ``.notanda/torn-*`` and truncates explicitly.
+
+All strict parsing of the log lives here too: one line (:func:`parse_line`)
+and a whole log with its findings (:func:`parse_log`), which ``audit``,
+``cite``, ``prove``, ``adopt`` and the BagIt export share.
 """
 
 from __future__ import annotations
@@ -36,10 +40,15 @@ from . import _merkle, verify_file
 from ._store import EvidenceStorageError, Stage, StageCallback, StorageReason
 from .verify_file import (
     RESERVED_DIR,
+    Finding,
+    FindingCode,
+    NotRegularFileError,
+    Severity,
     is_evidence_id,
     json_depth_exceeds,
     parse_canonical,
-    read_and_close,
+    read_at,
+    read_regular_file,
 )
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows CI
@@ -56,11 +65,15 @@ __all__ = [
     "EvidenceLog",
     "EvidenceLogError",
     "Head",
+    "LogCode",
     "LogEntry",
+    "LogFinding",
     "LogReason",
     "LogTransaction",
     "format_timestamp",
+    "log_error",
     "parse_line",
+    "parse_log",
 ]
 
 LOG_FILE = "log.jsonl"
@@ -365,7 +378,7 @@ class EvidenceLog:
             raise EvidenceLogError(LogReason.SHRUNK)
         if size == state.offset:
             return b""
-        data = _read_from(fd, state.offset, size)
+        data = read_at(fd, state.offset, size - state.offset)
         consumed = self._absorb(data, state)
         state.offset += consumed
         return data[consumed:]
@@ -601,7 +614,7 @@ class EvidenceLog:
     def _entry_at(self, fd: int, position: int) -> LogEntry:
         starts = self._state.starts
         end = starts[position + 1] if position + 1 < len(starts) else self._state.offset
-        line = _read_from(fd, starts[position], end)[:-1]
+        line = read_at(fd, starts[position], end - starts[position])[:-1]
         entry = parse_line(line)
         if entry is None:  # pragma: no cover - by_id only holds lines that parsed
             raise EvidenceLogError(LogReason.UNPARSABLE)
@@ -673,19 +686,6 @@ def _regular_size(fd: int) -> int:
     return st.st_size
 
 
-def _read_from(fd: int, offset: int, size: int) -> bytes:
-    os.lseek(fd, offset, os.SEEK_SET)
-    chunks = []
-    remaining = size - offset
-    while remaining > 0:
-        chunk = os.read(fd, remaining)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
-
-
 def _fsync_dir(path: Path) -> None:
     if not verify_file.USE_DIR_FD:
         return
@@ -704,28 +704,6 @@ def _open_in(folder_fd: int, folder: Path, name: str, flags: int) -> int:
     if path.is_symlink():
         raise OSError(errno.ELOOP, "a link")
     return os.open(path, flags, 0o600)
-
-
-class NotRegularFileError(OSError):
-    """The path names a FIFO, a device, a socket or a folder: nothing is read from it."""
-
-
-def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
-    """Read at most ``limit + 1`` bytes of the regular file at *path*.
-
-    The open never follows a final link and never blocks (a FIFO is opened
-    non-blocking and refused after ``fstat``), so a caller tells an oversized
-    file by its length without holding more than the limit.
-
-    Raises:
-        NotRegularFileError: *path* is not a regular file.
-        OSError: It cannot be opened (``ELOOP`` for a link) or read.
-    """
-    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _BINARY | _NONBLOCK)
-    data = read_and_close(fd, limit)
-    if data is None:
-        raise NotRegularFileError(errno.EINVAL, "not a regular file")
-    return data
 
 
 def read_log(root: str | os.PathLike[str], *, log_path: Path | None = None) -> tuple[bytes, bool]:
@@ -765,3 +743,135 @@ def iter_lines(data: bytes) -> Iterator[tuple[bytes, bool]]:
             return
         yield data[start:end], True
         start = end + 1
+
+
+# ------------------------------------------------------- strict parsing
+
+
+#: Entry times that go backwards by more than this many seconds are reported.
+TIME_REGRESSION_TOLERANCE_S = 5.0
+
+
+class LogCode(FindingCode):
+    """Stable codes for findings about the log and its agreement with the records."""
+
+    def report_keys(self) -> tuple[str, ...]:
+        """A log finding is located by the record and the line it is about."""
+        return ("evidence_id", "index")
+
+    MISSING = "log.missing"
+    UNREADABLE = "log.unreadable"
+    TOO_LARGE = "log.too_large"
+    TOO_DEEP = "log.too_deep"
+    UNPARSABLE = "log.unparsable"
+    INDEX_MISMATCH = "log.index_mismatch"
+    CHAIN_BREAK = "log.chain_break"
+    TAIL_TORN = "log.tail_torn"
+    RECORD_MISSING = "log.record_missing"
+    RECEIPT_MISMATCH = "log.receipt_mismatch"
+    DUPLICATE_ENTRY = "log.duplicate_entry"
+    RECORD_UNLOGGED = "log.record_unlogged"
+    ADOPTED = "log.adopted"
+    TOMBSTONED = "log.tombstoned"
+    TOMBSTONE_PRESENT = "log.tombstone_present"
+    TIME_REGRESSION = "log.time_regression"
+    HEAD_TRUNCATED = "head.truncated"
+    HEAD_MISMATCH = "head.mismatch"
+    HEAD_CONSISTENT = "head.consistent"
+
+
+#: A finding about the log, optionally about one record: a :class:`Finding`
+#: with a :class:`LogCode`, located by ``evidence_id`` and line ``index``.
+LogFinding = Finding
+
+
+def log_error(
+    code: LogCode,
+    evidence_id: str | None = None,
+    index: int | None = None,
+    detail: str | None = None,
+) -> Finding:
+    """An error finding about the log, at a record and line when given."""
+    return Finding(code, Severity.ERROR, evidence_id=evidence_id, index=index, detail=detail)
+
+
+def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[Finding]]:
+    """Parse a log strictly; return the entries, every leaf hash, and findings.
+
+    Every terminated line is a leaf of the tree, even one that fails to parse,
+    so the head computed here is the head a writer returned.
+    """
+    entries: list[LogEntry] = []
+    leaves: list[bytes] = []
+    findings: list[Finding] = []
+    previous = "0" * 64
+    previous_time: str | None = None
+    for position, (line, terminated) in enumerate(iter_lines(data)):
+        if not terminated:
+            findings.append(
+                Finding(
+                    LogCode.TAIL_TORN,
+                    Severity.ERROR,
+                    index=position,
+                    detail=f"{len(line)} bytes without a newline",
+                )
+            )
+            break
+        leaves.append(_merkle.leaf_hash(line))
+        entry = parse_line(line)
+        line_hash = hashlib.sha256(line).hexdigest()
+        if entry is None:
+            findings.append(_unparsable(line, position))
+            previous = line_hash
+            continue
+        if entry.index != position:
+            findings.append(
+                log_error(
+                    LogCode.INDEX_MISMATCH,
+                    entry.evidence_id,
+                    position,
+                    f"entry says index {entry.index}",
+                )
+            )
+        if entry.prev != previous:
+            findings.append(log_error(LogCode.CHAIN_BREAK, entry.evidence_id, position))
+        # The fixed timestamp format sorts like time itself: only an entry that
+        # is older than its predecessor needs its distance measured.
+        if (
+            previous_time is not None
+            and entry.time < previous_time
+            and _seconds_between(entry.time, previous_time) > TIME_REGRESSION_TOLERANCE_S
+        ):
+            findings.append(
+                Finding(
+                    LogCode.TIME_REGRESSION,
+                    Severity.WARNING,
+                    evidence_id=entry.evidence_id,
+                    index=position,
+                    detail=f"{entry.time} is before {previous_time}",
+                )
+            )
+        previous_time = max(previous_time or entry.time, entry.time)
+        previous = line_hash
+        entries.append(entry)
+    return entries, leaves, findings
+
+
+def _unparsable(line: bytes, position: int) -> Finding:
+    broken = line_limit_broken(line)
+    if broken == "too_large":
+        return log_error(LogCode.TOO_LARGE, index=position, detail=f"a line of {len(line)} bytes")
+    if broken == "too_deep":
+        return log_error(LogCode.TOO_DEEP, index=position, detail="nested deeper than a log entry")
+    return log_error(LogCode.UNPARSABLE, index=position)
+
+
+def _seconds_between(later: str, earlier: str) -> float:
+    """How many seconds *later* lies before *earlier* (positive means backwards)."""
+    fmt = "%Y-%m-%dT%H:%M:%S.%fZ"
+    try:
+        return (
+            dt.datetime.strptime(earlier, fmt) - dt.datetime.strptime(later, fmt)
+        ).total_seconds()
+    except ValueError:
+        return 0.0

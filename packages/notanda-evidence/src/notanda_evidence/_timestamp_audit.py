@@ -31,9 +31,14 @@ from ._der import (
     TimeStampInfo,
     read_time_stamp_response,
 )
-from ._log import NotRegularFileError, read_regular_file
 from ._timestamps import checkpoint_digest, token_size
-from .verify_file import Finding, FindingCode, Severity
+from .verify_file import (
+    Finding,
+    FindingCode,
+    NotRegularFileError,
+    Severity,
+    read_regular_file,
+)
 
 __all__ = [
     "OPENSSL_DEADLINE_S",

@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import enum
+import errno
 import gc
 import hashlib
 import hmac
@@ -609,6 +610,44 @@ def read_and_close(fd: int, limit: int) -> bytes | None:
         return _read_all(fd, min(st.st_size, limit + 1))
     finally:
         os.close(fd)
+
+
+class NotRegularFileError(OSError):
+    """The path names a FIFO, a device, a socket or a folder: nothing is read from it."""
+
+
+def read_regular_file(
+    path: str | os.PathLike[str], limit: int, *, follow_links: bool = False
+) -> bytes:
+    """Read at most ``limit + 1`` bytes of the regular file at *path*.
+
+    The open never blocks (a FIFO is opened non-blocking and refused after
+    ``fstat``) and, unless *follow_links*, never follows a final link, so a
+    caller tells an oversized file by its length without holding more than
+    the limit.
+
+    Raises:
+        NotRegularFileError: *path* is not a regular file.
+        OSError: It cannot be opened (``ELOOP`` for a link) or read.
+    """
+    flags = (
+        os.O_RDONLY
+        | getattr(os, "O_NONBLOCK", 0)
+        | getattr(os, "O_BINARY", 0)
+        | getattr(os, "O_CLOEXEC", 0)
+    )
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    data = read_and_close(os.open(path, flags), limit)
+    if data is None:
+        raise NotRegularFileError(errno.EINVAL, "not a regular file")
+    return data
+
+
+def read_at(fd: int, offset: int, size: int) -> bytes:
+    """Read up to *size* bytes of *fd* from *offset*: the one read loop of every reader."""
+    os.lseek(fd, offset, os.SEEK_SET)
+    return _read_all(fd, size)
 
 
 def _read_and_close(fd: int, limit: int) -> bytes:
@@ -1309,15 +1348,15 @@ def read_receipts_file(path: str) -> dict[str, str]:
         UsageError: The file cannot be read or a line is malformed.
     """
     try:
-        data = _read_regular_file(path, MAX_RECEIPTS_BYTES)
+        data = read_regular_file(path, MAX_RECEIPTS_BYTES, follow_links=True)
         lines = data.decode("utf-8").splitlines()
+    except NotRegularFileError as exc:
+        raise UsageError(
+            f"{path}: not a regular file ({Code.FS_SPECIAL_FILE.value})", _RECEIPTS_REMEDY
+        ) from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(
             f"{path}: cannot read receipts ({type(exc).__name__})", _RECEIPTS_REMEDY
-        ) from exc
-    except _Unsafe as exc:
-        raise UsageError(
-            f"{path}: not a regular file ({exc.code.value})", _RECEIPTS_REMEDY
         ) from exc
     if len(data) > MAX_RECEIPTS_BYTES:
         raise UsageError(
@@ -1339,17 +1378,6 @@ def read_receipts_file(path: str) -> dict[str, str]:
             )
         receipts[parts[0]] = parts[1]
     return receipts
-
-
-def _read_regular_file(path: str, limit: int) -> bytes:
-    """Read at most ``limit + 1`` bytes of the regular file *path*, never blocking.
-
-    Raises:
-        _Unsafe: *path* is not a regular file (a FIFO, a device, a folder).
-        OSError: It cannot be opened or read.
-    """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    return _read_and_close(os.open(path, flags | getattr(os, "O_CLOEXEC", 0)), limit)
 
 
 def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
