@@ -25,7 +25,7 @@ from ._log import (
     LogCode,
     LogEntry,
     LogReason,
-    log_error,
+    log_finding,
     parse_log,
     read_log,
 )
@@ -81,28 +81,28 @@ class AuditResult:
 
 def _read_log_finding(exc: EvidenceLogError) -> Finding:
     if exc.reason == LogReason.TOO_LARGE:
-        return log_error(LogCode.TOO_LARGE, detail=f"the log is over {MAX_LOG_BYTES} bytes")
-    return log_error(LogCode.UNREADABLE, detail=str(exc.reason))
+        return log_finding(LogCode.TOO_LARGE, detail=f"the log is over {MAX_LOG_BYTES} bytes")
+    return log_finding(LogCode.UNREADABLE, detail=str(exc.reason))
 
 
 def check_head(held: Head, leaves: Sequence[bytes]) -> Finding:
     """Prove that the log extends a head someone kept, or say how it does not."""
     size = len(leaves)
     if held.size > size:
-        return log_error(
+        return log_finding(
             LogCode.HEAD_TRUNCATED,
             detail=f"the held head has {held.size} entries, the log only {size}",
         )
     current = _merkle.root_of(leaves)
     proof = _merkle.consistency_proof(leaves, held.size)
     if not _merkle.verify_consistency(held.size, size, bytes.fromhex(held.root), current, proof):
-        return log_error(
+        return log_finding(
             LogCode.HEAD_MISMATCH, detail=f"the first {held.size} entries were rewritten"
         )
-    return Finding(
+    return log_finding(
         LogCode.HEAD_CONSISTENT,
-        Severity.INFO,
         detail=f"the log extends the held head of {held.size} entries",
+        severity=Severity.INFO,
     )
 
 
@@ -119,7 +119,7 @@ def _join(
             tombstoned[entry.evidence_id] = entry
             continue
         if entry.evidence_id in logged and entry.evidence_id not in tombstoned:
-            findings.append(log_error(LogCode.DUPLICATE_ENTRY, entry.evidence_id, entry.index))
+            findings.append(log_finding(LogCode.DUPLICATE_ENTRY, entry.evidence_id, entry.index))
             continue
         logged[entry.evidence_id] = entry
         tombstoned.pop(entry.evidence_id, None)
@@ -129,7 +129,7 @@ def _join(
         record = by_id.get(evidence_id)
         if record is None:
             findings.append(
-                log_error(
+                log_finding(
                     LogCode.RECORD_MISSING,
                     evidence_id,
                     entry.index,
@@ -143,31 +143,27 @@ def _join(
                 if record.receipt is None
                 else "the record was replaced after it was logged"
             )
-            findings.append(log_error(LogCode.RECEIPT_MISMATCH, evidence_id, entry.index, detail))
+            findings.append(log_finding(LogCode.RECEIPT_MISMATCH, evidence_id, entry.index, detail))
         status[evidence_id] = "adopted" if entry.type is EntryType.ADOPTED else "logged"
         if entry.type is EntryType.ADOPTED:
             findings.append(
-                Finding(LogCode.ADOPTED, Severity.INFO, evidence_id=evidence_id, index=entry.index)
+                log_finding(LogCode.ADOPTED, evidence_id, entry.index, severity=Severity.INFO)
             )
     for evidence_id, entry in tombstoned.items():
         status[evidence_id] = "tombstoned"
         findings.append(
-            Finding(
-                LogCode.TOMBSTONED,
-                Severity.INFO,
-                evidence_id=evidence_id,
-                index=entry.index,
-                detail=entry.reason,
+            log_finding(
+                LogCode.TOMBSTONED, evidence_id, entry.index, entry.reason, severity=Severity.INFO
             )
         )
         if evidence_id in by_id:
             findings.append(
-                Finding(
+                log_finding(
                     LogCode.TOMBSTONE_PRESENT,
-                    Severity.WARNING,
-                    evidence_id=evidence_id,
-                    index=entry.index,
-                    detail="pruned, but the folder is still there",
+                    evidence_id,
+                    entry.index,
+                    "pruned, but the folder is still there",
+                    severity=Severity.WARNING,
                 )
             )
     for evidence_id, record in by_id.items():
@@ -175,18 +171,13 @@ def _join(
             continue
         status[evidence_id] = "unlogged"
         findings.append(
-            Finding(
-                LogCode.RECORD_UNLOGGED,
-                Severity.ERROR,
-                evidence_id=evidence_id,
-                detail="sealed but not in the log; adopt it",
+            log_finding(
+                LogCode.RECORD_UNLOGGED, evidence_id, detail="sealed but not in the log; adopt it"
             )
         )
     if not log_exists and any(s == "unlogged" for s in status.values()):
         findings.append(
-            Finding(
-                LogCode.MISSING, Severity.ERROR, detail="no log yet; sealed records can be adopted"
-            )
+            log_finding(LogCode.MISSING, detail="no log yet; sealed records can be adopted")
         )
     return findings, status
 

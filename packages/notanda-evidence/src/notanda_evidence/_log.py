@@ -71,7 +71,7 @@ __all__ = [
     "LogReason",
     "LogTransaction",
     "format_timestamp",
-    "log_error",
+    "log_finding",
     "parse_line",
     "parse_log",
 ]
@@ -403,11 +403,11 @@ class EvidenceLog:
                     raise EvidenceLogError(LogReason.SHRUNK) from None
                 return
             except OSError as exc:
-                raise _log_error(exc) from exc
+                raise _log_finding(exc) from exc
             try:
                 self._catch_up(fd)
             except OSError as exc:
-                raise _log_error(exc) from exc
+                raise _log_finding(exc) from exc
             finally:
                 os.close(fd)
 
@@ -532,7 +532,7 @@ class EvidenceLog:
                     if folder >= 0:
                         os.close(folder)
             except OSError as exc:
-                raise _log_error(exc) from exc
+                raise _log_finding(exc) from exc
 
     def append(
         self,
@@ -672,7 +672,7 @@ def _public(
     return [(index, kind, receipt) for index, kind, receipt, _ in held]
 
 
-def _log_error(exc: OSError) -> EvidenceLogError:
+def _log_finding(exc: OSError) -> EvidenceLogError:
     return EvidenceLogError(EvidenceStorageError.from_os_error(exc).reason)
 
 
@@ -727,7 +727,7 @@ def read_log(root: str | os.PathLike[str], *, log_path: Path | None = None) -> t
     except NotRegularFileError as exc:
         raise EvidenceLogError(LogReason.NOT_A_FILE) from exc
     except OSError as exc:
-        raise _log_error(exc) from exc
+        raise _log_finding(exc) from exc
     if len(data) > MAX_LOG_BYTES:
         raise EvidenceLogError(LogReason.TOO_LARGE)
     return data, True
@@ -785,14 +785,16 @@ class LogCode(FindingCode):
 LogFinding = Finding
 
 
-def log_error(
+def log_finding(
     code: LogCode,
     evidence_id: str | None = None,
     index: int | None = None,
     detail: str | None = None,
+    *,
+    severity: Severity = Severity.ERROR,
 ) -> Finding:
-    """An error finding about the log, at a record and line when given."""
-    return Finding(code, Severity.ERROR, evidence_id=evidence_id, index=index, detail=detail)
+    """A finding about the log (an error unless said), at a record and line when given."""
+    return Finding(code, severity, evidence_id=evidence_id, index=index, detail=detail)
 
 
 def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[Finding]]:
@@ -809,11 +811,8 @@ def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[Finding]]:
     for position, (line, terminated) in enumerate(iter_lines(data)):
         if not terminated:
             findings.append(
-                Finding(
-                    LogCode.TAIL_TORN,
-                    Severity.ERROR,
-                    index=position,
-                    detail=f"{len(line)} bytes without a newline",
+                log_finding(
+                    LogCode.TAIL_TORN, index=position, detail=f"{len(line)} bytes without a newline"
                 )
             )
             break
@@ -826,7 +825,7 @@ def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[Finding]]:
             continue
         if entry.index != position:
             findings.append(
-                log_error(
+                log_finding(
                     LogCode.INDEX_MISMATCH,
                     entry.evidence_id,
                     position,
@@ -834,7 +833,7 @@ def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[Finding]]:
                 )
             )
         if entry.prev != previous:
-            findings.append(log_error(LogCode.CHAIN_BREAK, entry.evidence_id, position))
+            findings.append(log_finding(LogCode.CHAIN_BREAK, entry.evidence_id, position))
         # The fixed timestamp format sorts like time itself: only an entry that
         # is older than its predecessor needs its distance measured.
         if (
@@ -843,12 +842,12 @@ def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[Finding]]:
             and _seconds_between(entry.time, previous_time) > TIME_REGRESSION_TOLERANCE_S
         ):
             findings.append(
-                Finding(
+                log_finding(
                     LogCode.TIME_REGRESSION,
-                    Severity.WARNING,
-                    evidence_id=entry.evidence_id,
-                    index=position,
-                    detail=f"{entry.time} is before {previous_time}",
+                    entry.evidence_id,
+                    position,
+                    f"{entry.time} is before {previous_time}",
+                    severity=Severity.WARNING,
                 )
             )
         previous_time = max(previous_time or entry.time, entry.time)
@@ -860,10 +859,12 @@ def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[Finding]]:
 def _unparsable(line: bytes, position: int) -> Finding:
     broken = line_limit_broken(line)
     if broken == "too_large":
-        return log_error(LogCode.TOO_LARGE, index=position, detail=f"a line of {len(line)} bytes")
+        return log_finding(LogCode.TOO_LARGE, index=position, detail=f"a line of {len(line)} bytes")
     if broken == "too_deep":
-        return log_error(LogCode.TOO_DEEP, index=position, detail="nested deeper than a log entry")
-    return log_error(LogCode.UNPARSABLE, index=position)
+        return log_finding(
+            LogCode.TOO_DEEP, index=position, detail="nested deeper than a log entry"
+        )
+    return log_finding(LogCode.UNPARSABLE, index=position)
 
 
 def _seconds_between(later: str, earlier: str) -> float:
