@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 from conftest import LOG_EXPECTED
 from notanda_evidence import (
+    Code,
+    Finding,
     Head,
+    LogCode,
+    LogFinding,
+    Severity,
+    TimestampCode,
+    TimestampFinding,
     _cli,
     audit,
 )
@@ -171,3 +178,28 @@ def test_mutation_harness_detects_everything_or_says_a_head_is_needed(
             assert description.startswith(("flip .notanda", "truncate .notanda")), description
     assert applied > 250
     assert needs_head < 30
+
+
+def test_log_token_and_record_findings_are_one_type_with_each_familys_report_fields() -> None:
+
+    assert LogFinding is Finding
+    assert TimestampFinding is Finding
+    log = Finding(LogCode.CHAIN_BREAK, Severity.ERROR, evidence_id="a" * 32, index=3)
+    token = Finding(TimestampCode.MALFORMED, Severity.ERROR, "3.tsr", "truncated")
+    record = Finding(Code.PAYLOAD_MISSING, Severity.ERROR, "provider.json")
+    # The --json report of each family is what it was before the merge, keys sorted.
+    assert log.to_json() == {
+        "code": "log.chain_break",
+        "detail": None,
+        "evidence_id": "a" * 32,
+        "index": 3,
+        "severity": "error",
+    }
+    assert list(log.to_json()) == sorted(log.to_json())
+    assert token.to_json() == {
+        "code": "tsa.malformed",
+        "detail": "truncated",
+        "file": "3.tsr",
+        "severity": "error",
+    }
+    assert list(record.to_json()) == ["code", "detail", "file", "severity"]
