@@ -16,6 +16,8 @@ from notanda_evidence import (
     EvidenceLog,
     EvidenceStorageError,
     EvidenceStore,
+    LogStatus,
+    Outcome,
     _adopt,
     adopt,
     audit,
@@ -40,7 +42,9 @@ def test_adopt_logs_legacy_and_unlogged_records_only_once(
     assert sorted(index for _, index in report.adopted) == [1, 2]
     result = audit(root)
     assert result.exit_code == 0
+    # String enums: equal to the documented words, and members of LogStatus.
     assert sorted(result.log_status.values()) == ["adopted", "adopted", "logged"]
+    assert set(map(type, result.log_status.values())) == {LogStatus}
     assert adopt(root).adopted == ()
     assert audit(root).head == result.head
 
@@ -49,7 +53,8 @@ def test_adopt_refuses_records_that_do_not_verify(materialize: Callable[[str], P
     root = materialize("flip_response")
     report = adopt(root)
     assert report.adopted == ()
-    assert [outcome for _, outcome in report.refused] == ["integrity_failure"]
+    assert [outcome for _, outcome in report.refused] == [Outcome.INTEGRITY_FAILURE]
+    assert all(type(outcome) is Outcome for _, outcome in report.refused)
 
 
 def test_adopt_never_rewrites_record_files(materialize: Callable[[str], Path]) -> None:

@@ -16,7 +16,7 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from ._adopt import AdoptReport, adopt, prune
-    from ._audit import AuditResult, audit
+    from ._audit import AuditResult, LogStatus, audit
     from ._bagit import export_bagit
     from ._cite import (
         Citation,
@@ -98,6 +98,7 @@ _EXPORTS = {
     "LogEntry": "._log",
     "LogFinding": "._log",
     "LogReason": "._log",
+    "LogStatus": "._audit",
     "Outcome": ".verify_file",
     "ProofCode": "._proofs",
     "ProofError": "._proofs",
@@ -181,6 +182,7 @@ __all__ = [
     "LogEntry",
     "LogFinding",
     "LogReason",
+    "LogStatus",
     "ProofCode",
     "ProofError",
     "adopt",

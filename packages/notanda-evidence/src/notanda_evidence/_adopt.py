@@ -51,7 +51,7 @@ class AdoptReport:
     """What ``adopt`` did: records adopted, refused and why, and left alone."""
 
     adopted: tuple[tuple[str, int], ...]
-    refused: tuple[tuple[str, str], ...]
+    refused: tuple[tuple[str, Outcome], ...]
     head: Head | None
     #: Incomplete records younger than the minimum age: perhaps still being written.
     left: tuple[str, ...] = ()
@@ -92,7 +92,7 @@ def adopt(
     base = Path(root)
     latest = _latest_entries(base)
     candidates: list[tuple[str, str, str | None]] = []
-    suspects: list[tuple[str, str]] = []
+    suspects: list[tuple[str, Outcome]] = []
     left: list[str] = []
     for evidence_id in record_ids(base):
         if _is_decided(latest.get(evidence_id)):
@@ -101,7 +101,7 @@ def adopt(
         if _young_incomplete(base, result, min_age_s):
             left.append(evidence_id)
         elif result.outcome is not Outcome.OK:
-            suspects.append((result.evidence_id, result.outcome.value))
+            suspects.append((result.evidence_id, result.outcome))
         else:
             candidates.append(_candidate(result))
     if dry_run:
@@ -109,7 +109,7 @@ def adopt(
         would = tuple((evidence_id, -1) for _, evidence_id, _ in candidates)
         return AdoptReport(would, tuple(suspects), None, tuple(left))
     adopted: list[tuple[str, int]] = []
-    refused: list[tuple[str, str]] = []
+    refused: list[tuple[str, Outcome]] = []
     head: Head | None = None
     log = EvidenceLog(base)
     for evidence_id, _ in suspects:
@@ -124,7 +124,7 @@ def adopt(
         elif result.outcome is Outcome.OK:
             candidates.append(_candidate(result))
         else:
-            refused.append((evidence_id, result.outcome.value))
+            refused.append((evidence_id, result.outcome))
     candidates.sort(key=lambda item: (item[0], item[1]))
     for _, evidence_id, receipt in candidates:
         with log.transaction() as locked:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 from . import _merkle
@@ -42,7 +43,17 @@ from .verify_file import (
     verify_root,
 )
 
-__all__ = ["AuditResult", "audit", "check_head", "timestamps_folder"]
+__all__ = ["AuditResult", "LogStatus", "audit", "check_head", "timestamps_folder"]
+
+
+class LogStatus(StrEnum):
+    """What the log says of one record (``log_status`` in the ``--json`` report)."""
+
+    LOGGED = "logged"
+    ADOPTED = "adopted"
+    UNLOGGED = "unlogged"
+    TOMBSTONED = "tombstoned"
+
 
 #: Findings that mean "not tampering, but not finished": exit code 3.
 _INCOMPLETE = frozenset({LogCode.TAIL_TORN, LogCode.RECORD_UNLOGGED, LogCode.MISSING})
@@ -58,7 +69,7 @@ class AuditResult:
     entries: tuple[LogEntry, ...]
     head: Head
     #: Per record: ``logged``, ``adopted``, ``unlogged`` or ``tombstoned``.
-    log_status: dict[str, str] = field(default_factory=dict)
+    log_status: dict[str, LogStatus] = field(default_factory=dict)
     #: The stored time-stamp tokens; None when the log could not be read to check them.
     timestamps: TimestampAudit | None = None
 
@@ -108,9 +119,9 @@ def check_head(held: Head, leaves: Sequence[bytes]) -> Finding:
 
 def _join(
     records: Iterable[RecordResult], entries: Sequence[LogEntry], log_exists: bool
-) -> tuple[list[Finding], dict[str, str]]:
+) -> tuple[list[Finding], dict[str, LogStatus]]:
     findings: list[Finding] = []
-    status: dict[str, str] = {}
+    status: dict[str, LogStatus] = {}
     by_id = {record.evidence_id: record for record in records}
     logged: dict[str, LogEntry] = {}
     tombstoned: dict[str, LogEntry] = {}
@@ -144,13 +155,15 @@ def _join(
                 else "the record was replaced after it was logged"
             )
             findings.append(log_finding(LogCode.RECEIPT_MISMATCH, evidence_id, entry.index, detail))
-        status[evidence_id] = "adopted" if entry.type is EntryType.ADOPTED else "logged"
+        status[evidence_id] = (
+            LogStatus.ADOPTED if entry.type is EntryType.ADOPTED else LogStatus.LOGGED
+        )
         if entry.type is EntryType.ADOPTED:
             findings.append(
                 log_finding(LogCode.ADOPTED, evidence_id, entry.index, severity=Severity.INFO)
             )
     for evidence_id, entry in tombstoned.items():
-        status[evidence_id] = "tombstoned"
+        status[evidence_id] = LogStatus.TOMBSTONED
         findings.append(
             log_finding(
                 LogCode.TOMBSTONED, evidence_id, entry.index, entry.reason, severity=Severity.INFO
@@ -169,13 +182,13 @@ def _join(
     for evidence_id, record in by_id.items():
         if evidence_id in status or record.receipt is None or record.outcome is Outcome.INCOMPLETE:
             continue
-        status[evidence_id] = "unlogged"
+        status[evidence_id] = LogStatus.UNLOGGED
         findings.append(
             log_finding(
                 LogCode.RECORD_UNLOGGED, evidence_id, detail="sealed but not in the log; adopt it"
             )
         )
-    if not log_exists and any(s == "unlogged" for s in status.values()):
+    if not log_exists and any(s is LogStatus.UNLOGGED for s in status.values()):
         findings.append(
             log_finding(LogCode.MISSING, detail="no log yet; sealed records can be adopted")
         )
@@ -227,7 +240,7 @@ def audit(
             unread = []
         entries, leaves, findings = parse_log(data)
         findings[:0] = unread
-    status: dict[str, str] = {}
+    status: dict[str, LogStatus] = {}
     if not unread:  # Unread, the log can neither vouch for records nor accuse them.
         join_findings, status = _join(verified.records, entries, exists)
         findings.extend(join_findings)

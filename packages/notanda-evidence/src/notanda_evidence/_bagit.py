@@ -58,7 +58,7 @@ def _export_tokens(base: Path, out: Path) -> dict[str, bytes]:
 
 def export_bagit(
     root: str | os.PathLike[str], out: str | os.PathLike[str], *, ids: Sequence[str] = ()
-) -> tuple[int, list[tuple[str, str]]]:
+) -> tuple[int, list[tuple[str, Outcome]]]:
     """Export intact records as a BagIt (RFC 8493) bag whose manifests agree with ours.
 
     The payload is ``data/<evidence_id>/*.json``, byte for byte. The SHA-256
@@ -79,7 +79,9 @@ def export_bagit(
     base, bag = Path(root), Path(out)
     bag.mkdir(parents=False, exist_ok=False)
     results = [verify_record(base / i) for i in ids] if ids else list(verify_root(base).records)
-    skipped = [(r.evidence_id, r.outcome.value) for r in results if r.outcome is not Outcome.OK]
+    skipped: list[tuple[str, Outcome]] = [
+        (r.evidence_id, r.outcome) for r in results if r.outcome is not Outcome.OK
+    ]
     manifest_lines: list[str] = []
     octets = files = 0
     for result in sorted(

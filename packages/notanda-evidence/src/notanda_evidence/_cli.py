@@ -23,7 +23,7 @@ from typing import Any
 
 from . import verify_file
 from ._adopt import INCOMPLETE_MIN_AGE_S, adopt, prune
-from ._audit import AuditResult, audit, timestamps_folder
+from ._audit import AuditResult, LogStatus, audit, timestamps_folder
 from ._bagit import export_bagit
 from ._cite import CitationError, CitationFormat, collect_citations, find_doi, render
 from ._log import LOG_FILE, EvidenceLogError, Head, LogCode
@@ -256,8 +256,8 @@ def _audit(args: argparse.Namespace) -> int:
         _say(f"{stamp.severity.value} {stamp.code.value}{where}{detail}")
     for stray in result.root_findings:
         _say(f"warning {stray.code.value}: {stray.file}")
-    adopted = sum(1 for s in result.log_status.values() if s == "adopted")
-    unlogged = sum(1 for s in result.log_status.values() if s == "unlogged")
+    adopted = sum(1 for s in result.log_status.values() if s is LogStatus.ADOPTED)
+    unlogged = sum(1 for s in result.log_status.values() if s is LogStatus.UNLOGGED)
     incomplete = sum(1 for r in result.records if r.outcome is verify_file.Outcome.INCOMPLETE)
     print(
         f"{len(result.records)} record(s), {len(result.entries)} log entries, head {result.head}; "
