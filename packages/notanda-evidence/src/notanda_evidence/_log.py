@@ -219,16 +219,16 @@ _FIELDS = {"evidence_id", "index", "prev", "receipt", "time", "type", "v"}
 _TYPES = frozenset(t.value for t in EntryType)
 
 
-def line_limit_broken(line: bytes) -> str | None:
-    """``"too_large"`` or ``"too_deep"`` when *line* breaks a reader's limit, else None.
+def line_limit_broken(line: bytes) -> LogCode | None:
+    """``log.too_large`` or ``log.too_deep`` when *line* breaks a reader's limit, else None.
 
     Checked before any parse, so that no line can make the parser recurse or
     hold more than :data:`MAX_LOG_LINE_BYTES`.
     """
     if len(line) > MAX_LOG_LINE_BYTES:
-        return "too_large"
+        return LogCode.TOO_LARGE
     if json_depth_exceeds(line):
-        return "too_deep"
+        return LogCode.TOO_DEEP
     return None
 
 
@@ -858,12 +858,10 @@ def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[Finding]]:
 
 def _unparsable(line: bytes, position: int) -> Finding:
     broken = line_limit_broken(line)
-    if broken == "too_large":
-        return log_finding(LogCode.TOO_LARGE, index=position, detail=f"a line of {len(line)} bytes")
-    if broken == "too_deep":
-        return log_finding(
-            LogCode.TOO_DEEP, index=position, detail="nested deeper than a log entry"
-        )
+    if broken is LogCode.TOO_LARGE:
+        return log_finding(broken, index=position, detail=f"a line of {len(line)} bytes")
+    if broken is LogCode.TOO_DEEP:
+        return log_finding(broken, index=position, detail="nested deeper than a log entry")
     return log_finding(LogCode.UNPARSABLE, index=position)
 
 
