@@ -13,6 +13,9 @@ the expected ones:
 and then the same copy under every ``--single-file-python`` given (3.9 to
 3.13 in ``nox -s stdlib``), which must give the same report; each
 ``--too-old-python`` (3.8) must exit 2 with one line naming the version needed.
+Under each of those Pythons the copy must also print the same bytes: its text
+and JSON reports on the vectors, and ``str()``, f-string and ``format()`` of
+every code (each must be the code's value).
 Last, the installed wheel alone audits a collection stamped by the test TSA
 (``tests-support/tsa_authority.py``, OpenSSL's own): ``audit --tsa-ca`` must
 accept every token, and reject one moved to another size.
@@ -126,8 +129,60 @@ def main() -> None:
                 if records != first:
                     fail(f"{name} ({pass_name}) disagrees with the other ways")
             print(f"{pass_name} pass: {len(want)} records, same verdicts under {', '.join(ways)}")
+        single_ways = {n: w for n, w in ways.items() if str(single) in w[0]}
+        check_printed_codes(
+            single_ways, single, roots=roots, receipts_file=receipts_file, work=work, env=base_env
+        )
         check_stamped_audit(python, work / "stamped", base_env)
     print("stdlib check passed: only notanda-evidence installed; verdicts identical")
+
+
+#: Prints every code of the copied file three ways: ``str()``, an f-string and
+#: ``format()`` with a width, one code a line. ``enum.Enum``'s own ``str()``
+#: and ``format()`` of a ``str`` mixin changed between Python 3.8 and 3.12; the
+#: file's codes must print their value on every one of them.
+_PRINT_CODES = (
+    "import sys; sys.path.insert(0, sys.argv[1]); import verify_file as v\n"
+    "for kind in (v.Code, v.Severity, v.Outcome):\n"
+    "    for code in kind:\n"
+    "        print(kind.__name__, str(code), f'{code}', format(code, '>40'), '%s' % code)\n"
+)
+
+
+def check_printed_codes(
+    ways: dict[str, tuple[list[str], dict[str, str]]],
+    single: Path,
+    *,
+    roots: list[str],
+    receipts_file: Path,
+    work: Path,
+    env: dict[str, str],
+) -> None:
+    """The copied file prints the same bytes under every Python: codes, text and JSON reports."""
+    outputs: dict[str, list[bytes]] = {}
+    for name, (command, _) in ways.items():
+        printed = subprocess.run(
+            [command[0], "-I", "-S", "-c", _PRINT_CODES, str(single.parent)],
+            capture_output=True,
+            env=env,
+            cwd=work,
+            check=False,
+        )
+        if printed.returncode != 0:
+            fail(f"{name}: printing the codes failed\n{printed.stderr.decode(errors='replace')}")
+        values = [line.split()[1:] for line in printed.stdout.decode().splitlines()]
+        if any(len(set(forms)) != 1 for forms in values):
+            fail(f"{name}: a code's str(), f-string, format() or %s is not its value")
+        outputs[name] = [printed.stdout]
+        for extra in ([], ["--json"], ["--full"], ["--full", "--json"]):
+            argv = [*command, *roots, "--receipts", str(receipts_file), *extra]
+            done = subprocess.run(argv, capture_output=True, env=env, cwd=work, check=False)
+            outputs[name].append(done.stdout)
+    first_name, first = next(iter(outputs.items()))
+    for name, output in outputs.items():
+        if output != first:
+            fail(f"{name} prints other bytes than {first_name} (codes or reports)")
+    print(f"codes, text and JSON reports byte-identical under {', '.join(outputs)}")
 
 
 def check_stamped_audit(python: str, work: Path, env: dict[str, str]) -> None:

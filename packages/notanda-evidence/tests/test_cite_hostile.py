@@ -22,11 +22,11 @@ import bibtexparser
 import pybtex.database
 import pytest
 import rispy
+from conftest import search_record
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from notanda_evidence import Citation, CitationFormat, _cli, collect_citations, render
 from notanda_evidence._cite import _LATEX, _text
-from test_collection import search_record
 
 PROBE_STYLE = Path(__file__).resolve().parent / "bibtex" / "probe.bst"
 
@@ -88,11 +88,16 @@ def _unbrace(value: str) -> str:
     return value[1:-1]
 
 
-def _names(value: str) -> list[str]:
+#: Stands for BibTeX's bare ``others`` (et al.) in a decoded name list, so that
+#: it cannot be mistaken for an author whose name is "others" (written braced).
+ET_AL = None
+
+
+def _names(value: str) -> list[str | None]:
     """The names of a BibTeX name list in which every name is braced."""
-    names = []
+    names: list[str | None] = []
     for name in value.split(" and "):
-        names.append(name if name == "others" else _unescape(_unbrace(name)))
+        names.append(ET_AL if name == "others" else _unescape(_unbrace(name)))
     return names
 
 
@@ -225,7 +230,7 @@ def assert_one_entry_per_work(
                 "RETRACTED" if citation.work.get("is_retracted") is True else None
             )
             got = decoded(fields)
-            if got.get("author", [])[-1:] == ["others"]:
+            if got.get("author", [])[-1:] == [ET_AL]:
                 got["author"].pop()
                 if not got["author"]:
                     del got["author"]

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 from notanda_evidence import EntryType, EvidenceLog, EvidenceStore, adopt, audit, prune
-from notanda_evidence._audit import parse_log
-from notanda_evidence._log import read_log
+from notanda_evidence._log import parse_log, read_log
 
 RECORDS_PER_WRITER = 30
 ROUNDS = 400  # an upper bound for each operator; they stop once the writers are done

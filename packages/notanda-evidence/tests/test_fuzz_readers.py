@@ -26,9 +26,8 @@ from notanda_evidence import (
     verify_file,
     verify_proof,
 )
-from notanda_evidence._audit import parse_log
-from notanda_evidence._collection import read_proof
-from notanda_evidence._log import encode_entry, parse_line
+from notanda_evidence._log import encode_entry, parse_line, parse_log
+from notanda_evidence._proofs import read_proof
 from test_log import sealed
 
 FUZZ = settings(

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import search_record
 from notanda_evidence import (
     EntryType,
     EvidenceLog,
@@ -25,7 +26,6 @@ from notanda_evidence import (
     adopt,
     audit,
 )
-from test_collection import search_record
 from test_log import sealed
 
 ESC_NAME = "x\x1b[2J\u202eevil"

@@ -190,8 +190,8 @@ def test_adopt_waits_out_every_search_the_server_may_still_be_writing() -> None:
     # server writes a search's record for up to the search deadline, and at
     # shutdown for up to the grace after it. The age is a bound, not a copy:
     # it may exceed their sum, never fall short of it. (The constant is public
-    # in notanda_evidence._collection's __all__, not re-exported at the top.)
-    from notanda_evidence._collection import INCOMPLETE_MIN_AGE_S
+    # in notanda_evidence._adopt's __all__, not re-exported at the top.)
+    from notanda_evidence._adopt import INCOMPLETE_MIN_AGE_S
     from notanda_mcp._server import SHUTDOWN_GRACE_S
     from notanda_mcp._service import CHECK_DEADLINE_S, SEARCH_DEADLINE_S
 

@@ -208,7 +208,7 @@ def test_the_provider_reasons_are_documented(errors_md: str) -> None:
 def test_the_finding_tables_list_exactly_the_codes_the_verifier_and_audit_emit(
     errors_md: str,
 ) -> None:
-    from notanda_evidence._audit import LogCode
+    from notanda_evidence._log import LogCode
 
     records, log = _tables(_section(errors_md, "## Verifier findings"))
     assert (records[0][0], log[0][0]) == ("code", "code")

@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from ._audit import AuditResult, LogCode, LogFinding, audit
-    from ._cite import Citation, CitationError, CitationFormat, collect_citations, find_doi, render
-    from ._collection import (
-        AdoptReport,
-        InclusionProof,
-        ProofError,
-        adopt,
-        export_bagit,
-        make_proof,
-        prune,
-        verify_proof,
+    from ._adopt import AdoptReport, adopt, prune
+    from ._audit import AuditResult, LogStatus, audit
+    from ._bagit import export_bagit
+    from ._cite import (
+        Citation,
+        CitationCode,
+        CitationError,
+        CitationFormat,
+        collect_citations,
+        find_doi,
+        render,
     )
     from ._log import (
         AppendResult,
@@ -33,9 +33,12 @@ if TYPE_CHECKING:
         EvidenceLog,
         EvidenceLogError,
         Head,
+        LogCode,
         LogEntry,
+        LogFinding,
         LogReason,
     )
+    from ._proofs import InclusionProof, ProofCode, ProofError, make_proof, verify_proof
     from ._store import (
         CanonicalJSON,
         EvidenceStorageError,
@@ -72,11 +75,12 @@ if TYPE_CHECKING:
 # and the reader, not the auditor, the citation renderer or the collection
 # tools, and an auditor's ``verify`` needs none of the writer.
 _EXPORTS = {
-    "AdoptReport": "._collection",
+    "AdoptReport": "._adopt",
     "AppendResult": "._log",
     "AuditResult": "._audit",
     "CanonicalJSON": "._store",
     "Citation": "._cite",
+    "CitationCode": "._cite",
     "CitationError": "._cite",
     "CitationFormat": "._cite",
     "Code": ".verify_file",
@@ -89,13 +93,15 @@ _EXPORTS = {
     "EvidenceValueError": "._store",
     "Finding": ".verify_file",
     "Head": "._log",
-    "InclusionProof": "._collection",
-    "LogCode": "._audit",
+    "InclusionProof": "._proofs",
+    "LogCode": "._log",
     "LogEntry": "._log",
-    "LogFinding": "._audit",
+    "LogFinding": "._log",
     "LogReason": "._log",
+    "LogStatus": "._audit",
     "Outcome": ".verify_file",
-    "ProofError": "._collection",
+    "ProofCode": "._proofs",
+    "ProofError": "._proofs",
     "RecordResult": ".verify_file",
     "RecordWriter": "._store",
     "RootResult": ".verify_file",
@@ -111,23 +117,23 @@ _EXPORTS = {
     "TimestampFinding": "._timestamp_audit",
     "TokenReport": "._timestamp_audit",
     "VerificationError": "._verify",
-    "adopt": "._collection",
+    "adopt": "._adopt",
     "audit": "._audit",
     "canonical_bytes": ".verify_file",
     "collect_citations": "._cite",
     "encode_canonical": "._store",
-    "export_bagit": "._collection",
+    "export_bagit": "._bagit",
     "find_doi": "._cite",
     "format_timestamp": ".verify_file",
     "is_evidence_id": ".verify_file",
-    "make_proof": "._collection",
+    "make_proof": "._proofs",
     "open_record": ".verify_file",
     "parse_canonical": ".verify_file",
-    "prune": "._collection",
+    "prune": "._adopt",
     "render": "._cite",
     "replace_lone_surrogates": "._store",
     "verify_or_raise": "._verify",
-    "verify_proof": "._collection",
+    "verify_proof": "._proofs",
     "verify_record": ".verify_file",
     "verify_root": ".verify_file",
 }
@@ -176,6 +182,8 @@ __all__ = [
     "LogEntry",
     "LogFinding",
     "LogReason",
+    "LogStatus",
+    "ProofCode",
     "ProofError",
     "adopt",
     "audit",
@@ -192,6 +200,7 @@ __all__ = [
     "TokenReport",
     # Citations
     "Citation",
+    "CitationCode",
     "CitationError",
     "CitationFormat",
     "collect_citations",

@@ -11,13 +11,11 @@ tokens stored beside the log are checked against it by :mod:`._timestamp_audit`.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from . import _merkle
 from ._log import (
@@ -25,11 +23,11 @@ from ._log import (
     EntryType,
     EvidenceLogError,
     Head,
+    LogCode,
     LogEntry,
     LogReason,
-    iter_lines,
-    line_limit_broken,
-    parse_line,
+    log_finding,
+    parse_log,
     read_log,
 )
 from ._pool import records_verifier
@@ -42,59 +40,19 @@ from .verify_file import (
     Severity,
     collection_paused,
     exit_code,
-    parse_timestamp,
     verify_root,
 )
 
-__all__ = ["AuditResult", "LogCode", "audit", "timestamps_folder"]
-
-#: Entry times that go backwards by more than this many seconds are reported.
-TIME_REGRESSION_TOLERANCE_S = 5.0
+__all__ = ["AuditResult", "LogStatus", "audit", "check_head", "timestamps_folder"]
 
 
-class LogCode(StrEnum):
-    """Stable codes for findings about the log and its agreement with the records."""
+class LogStatus(StrEnum):
+    """What the log says of one record (``log_status`` in the ``--json`` report)."""
 
-    MISSING = "log.missing"
-    UNREADABLE = "log.unreadable"
-    TOO_LARGE = "log.too_large"
-    TOO_DEEP = "log.too_deep"
-    UNPARSABLE = "log.unparsable"
-    INDEX_MISMATCH = "log.index_mismatch"
-    CHAIN_BREAK = "log.chain_break"
-    TAIL_TORN = "log.tail_torn"
-    RECORD_MISSING = "log.record_missing"
-    RECEIPT_MISMATCH = "log.receipt_mismatch"
-    DUPLICATE_ENTRY = "log.duplicate_entry"
-    RECORD_UNLOGGED = "log.record_unlogged"
-    ADOPTED = "log.adopted"
-    TOMBSTONED = "log.tombstoned"
-    TOMBSTONE_PRESENT = "log.tombstone_present"
-    TIME_REGRESSION = "log.time_regression"
-    HEAD_TRUNCATED = "head.truncated"
-    HEAD_MISMATCH = "head.mismatch"
-    HEAD_CONSISTENT = "head.consistent"
-
-
-@dataclass(frozen=True, slots=True)
-class LogFinding:
-    """One finding about the log, optionally about one record."""
-
-    code: LogCode
-    severity: Severity
-    evidence_id: str | None = None
-    index: int | None = None
-    detail: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """The finding as it appears in the ``--json`` report."""
-        return {
-            "code": self.code.value,
-            "detail": self.detail,
-            "evidence_id": self.evidence_id,
-            "index": self.index,
-            "severity": self.severity.value,
-        }
+    LOGGED = "logged"
+    ADOPTED = "adopted"
+    UNLOGGED = "unlogged"
+    TOMBSTONED = "tombstoned"
 
 
 #: Findings that mean "not tampering, but not finished": exit code 3.
@@ -107,11 +65,11 @@ class AuditResult:
 
     records: tuple[RecordResult, ...]
     root_findings: tuple[Finding, ...]
-    log_findings: tuple[LogFinding, ...]
+    log_findings: tuple[Finding, ...]
     entries: tuple[LogEntry, ...]
     head: Head
     #: Per record: ``logged``, ``adopted``, ``unlogged`` or ``tombstoned``.
-    log_status: dict[str, str] = field(default_factory=dict)
+    log_status: dict[str, LogStatus] = field(default_factory=dict)
     #: The stored time-stamp tokens; None when the log could not be read to check them.
     timestamps: TimestampAudit | None = None
 
@@ -132,124 +90,38 @@ class AuditResult:
         return 0
 
 
-def _error(
-    code: LogCode,
-    evidence_id: str | None = None,
-    index: int | None = None,
-    detail: str | None = None,
-) -> LogFinding:
-    return LogFinding(code, Severity.ERROR, evidence_id, index, detail)
-
-
-def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[LogFinding]]:
-    """Parse a log strictly; return the entries, every leaf hash, and findings.
-
-    Every terminated line is a leaf of the tree, even one that fails to parse,
-    so the head computed here is the head a writer returned.
-    """
-    entries: list[LogEntry] = []
-    leaves: list[bytes] = []
-    findings: list[LogFinding] = []
-    previous = "0" * 64
-    previous_time: str | None = None
-    for position, (line, terminated) in enumerate(iter_lines(data)):
-        if not terminated:
-            findings.append(
-                LogFinding(
-                    LogCode.TAIL_TORN,
-                    Severity.ERROR,
-                    index=position,
-                    detail=f"{len(line)} bytes without a newline",
-                )
-            )
-            break
-        leaves.append(_merkle.leaf_hash(line))
-        entry = parse_line(line)
-        line_hash = hashlib.sha256(line).hexdigest()
-        if entry is None:
-            findings.append(_unparsable(line, position))
-            previous = line_hash
-            continue
-        if entry.index != position:
-            findings.append(
-                _error(
-                    LogCode.INDEX_MISMATCH,
-                    entry.evidence_id,
-                    position,
-                    f"entry says index {entry.index}",
-                )
-            )
-        if entry.prev != previous:
-            findings.append(_error(LogCode.CHAIN_BREAK, entry.evidence_id, position))
-        # The fixed timestamp format sorts like time itself: only an entry that
-        # is older than its predecessor needs its distance measured.
-        if (
-            previous_time is not None
-            and entry.time < previous_time
-            and _seconds_between(entry.time, previous_time) > TIME_REGRESSION_TOLERANCE_S
-        ):
-            findings.append(
-                LogFinding(
-                    LogCode.TIME_REGRESSION,
-                    Severity.WARNING,
-                    entry.evidence_id,
-                    position,
-                    f"{entry.time} is before {previous_time}",
-                )
-            )
-        previous_time = max(previous_time or entry.time, entry.time)
-        previous = line_hash
-        entries.append(entry)
-    return entries, leaves, findings
-
-
-def _unparsable(line: bytes, position: int) -> LogFinding:
-    broken = line_limit_broken(line)
-    if broken == "too_large":
-        return _error(LogCode.TOO_LARGE, index=position, detail=f"a line of {len(line)} bytes")
-    if broken == "too_deep":
-        return _error(LogCode.TOO_DEEP, index=position, detail="nested deeper than a log entry")
-    return _error(LogCode.UNPARSABLE, index=position)
-
-
-def _read_log_finding(exc: EvidenceLogError) -> LogFinding:
+def _read_log_finding(exc: EvidenceLogError) -> Finding:
     if exc.reason == LogReason.TOO_LARGE:
-        return _error(LogCode.TOO_LARGE, detail=f"the log is over {MAX_LOG_BYTES} bytes")
-    return _error(LogCode.UNREADABLE, detail=exc.reason)
+        return log_finding(LogCode.TOO_LARGE, detail=f"the log is over {MAX_LOG_BYTES} bytes")
+    return log_finding(LogCode.UNREADABLE, detail=str(exc.reason))
 
 
-def _seconds_between(later: str, earlier: str) -> float:
-    """How many seconds *later* lies before *earlier* (positive means backwards).
-
-    Both are times of entries :func:`parse_log` accepted, so both parse.
-    """
-    return (parse_timestamp(earlier) - parse_timestamp(later)).total_seconds()
-
-
-def check_head(held: Head, leaves: Sequence[bytes]) -> LogFinding:
+def check_head(held: Head, leaves: Sequence[bytes]) -> Finding:
     """Prove that the log extends a head someone kept, or say how it does not."""
     size = len(leaves)
     if held.size > size:
-        return _error(
+        return log_finding(
             LogCode.HEAD_TRUNCATED,
             detail=f"the held head has {held.size} entries, the log only {size}",
         )
     current = _merkle.root_of(leaves)
     proof = _merkle.consistency_proof(leaves, held.size)
     if not _merkle.verify_consistency(held.size, size, bytes.fromhex(held.root), current, proof):
-        return _error(LogCode.HEAD_MISMATCH, detail=f"the first {held.size} entries were rewritten")
-    return LogFinding(
+        return log_finding(
+            LogCode.HEAD_MISMATCH, detail=f"the first {held.size} entries were rewritten"
+        )
+    return log_finding(
         LogCode.HEAD_CONSISTENT,
-        Severity.INFO,
         detail=f"the log extends the held head of {held.size} entries",
+        severity=Severity.INFO,
     )
 
 
 def _join(
     records: Iterable[RecordResult], entries: Sequence[LogEntry], log_exists: bool
-) -> tuple[list[LogFinding], dict[str, str]]:
-    findings: list[LogFinding] = []
-    status: dict[str, str] = {}
+) -> tuple[list[Finding], dict[str, LogStatus]]:
+    findings: list[Finding] = []
+    status: dict[str, LogStatus] = {}
     by_id = {record.evidence_id: record for record in records}
     logged: dict[str, LogEntry] = {}
     tombstoned: dict[str, LogEntry] = {}
@@ -258,7 +130,7 @@ def _join(
             tombstoned[entry.evidence_id] = entry
             continue
         if entry.evidence_id in logged and entry.evidence_id not in tombstoned:
-            findings.append(_error(LogCode.DUPLICATE_ENTRY, entry.evidence_id, entry.index))
+            findings.append(log_finding(LogCode.DUPLICATE_ENTRY, entry.evidence_id, entry.index))
             continue
         logged[entry.evidence_id] = entry
         tombstoned.pop(entry.evidence_id, None)
@@ -268,7 +140,7 @@ def _join(
         record = by_id.get(evidence_id)
         if record is None:
             findings.append(
-                _error(
+                log_finding(
                     LogCode.RECORD_MISSING,
                     evidence_id,
                     entry.index,
@@ -282,42 +154,43 @@ def _join(
                 if record.receipt is None
                 else "the record was replaced after it was logged"
             )
-            findings.append(_error(LogCode.RECEIPT_MISMATCH, evidence_id, entry.index, detail))
-        status[evidence_id] = "adopted" if entry.type is EntryType.ADOPTED else "logged"
+            findings.append(log_finding(LogCode.RECEIPT_MISMATCH, evidence_id, entry.index, detail))
+        status[evidence_id] = (
+            LogStatus.ADOPTED if entry.type is EntryType.ADOPTED else LogStatus.LOGGED
+        )
         if entry.type is EntryType.ADOPTED:
-            findings.append(LogFinding(LogCode.ADOPTED, Severity.INFO, evidence_id, entry.index))
+            findings.append(
+                log_finding(LogCode.ADOPTED, evidence_id, entry.index, severity=Severity.INFO)
+            )
     for evidence_id, entry in tombstoned.items():
-        status[evidence_id] = "tombstoned"
+        status[evidence_id] = LogStatus.TOMBSTONED
         findings.append(
-            LogFinding(LogCode.TOMBSTONED, Severity.INFO, evidence_id, entry.index, entry.reason)
+            log_finding(
+                LogCode.TOMBSTONED, evidence_id, entry.index, entry.reason, severity=Severity.INFO
+            )
         )
         if evidence_id in by_id:
             findings.append(
-                LogFinding(
+                log_finding(
                     LogCode.TOMBSTONE_PRESENT,
-                    Severity.WARNING,
                     evidence_id,
                     entry.index,
                     "pruned, but the folder is still there",
+                    severity=Severity.WARNING,
                 )
             )
     for evidence_id, record in by_id.items():
         if evidence_id in status or record.receipt is None or record.outcome is Outcome.INCOMPLETE:
             continue
-        status[evidence_id] = "unlogged"
+        status[evidence_id] = LogStatus.UNLOGGED
         findings.append(
-            LogFinding(
-                LogCode.RECORD_UNLOGGED,
-                Severity.ERROR,
-                evidence_id,
-                detail="sealed but not in the log; adopt it",
+            log_finding(
+                LogCode.RECORD_UNLOGGED, evidence_id, detail="sealed but not in the log; adopt it"
             )
         )
-    if not log_exists and any(s == "unlogged" for s in status.values()):
+    if not log_exists and any(s is LogStatus.UNLOGGED for s in status.values()):
         findings.append(
-            LogFinding(
-                LogCode.MISSING, Severity.ERROR, detail="no log yet; sealed records can be adopted"
-            )
+            log_finding(LogCode.MISSING, detail="no log yet; sealed records can be adopted")
         )
     return findings, status
 
@@ -367,7 +240,7 @@ def audit(
             unread = []
         entries, leaves, findings = parse_log(data)
         findings[:0] = unread
-    status: dict[str, str] = {}
+    status: dict[str, LogStatus] = {}
     if not unread:  # Unread, the log can neither vouch for records nor accuse them.
         join_findings, status = _join(verified.records, entries, exists)
         findings.extend(join_findings)

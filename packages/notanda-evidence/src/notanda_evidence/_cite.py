@@ -19,12 +19,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from ._audit import check_head, parse_log
-from ._log import EntryType, Head, read_log
+from ._audit import check_head
+from ._log import EntryType, Head, LogCode, parse_log, read_log
 from .verify_file import (
     NOTICE,
     VERIFIED,
     EvidenceError,
+    FindingCode,
     Outcome,
     RecordResult,
     Severity,
@@ -34,7 +35,15 @@ from .verify_file import (
     verify_record,
 )
 
-__all__ = ["Citation", "CitationError", "CitationFormat", "collect_citations", "find_doi", "render"]
+__all__ = [
+    "Citation",
+    "CitationCode",
+    "CitationError",
+    "CitationFormat",
+    "collect_citations",
+    "find_doi",
+    "render",
+]
 
 
 class CitationFormat(StrEnum):
@@ -45,10 +54,33 @@ class CitationFormat(StrEnum):
     RIS = "ris"
 
 
+class CitationCode(StrEnum):
+    """Why ``cite`` or ``find`` refused, beside the record outcomes and head findings."""
+
+    #: The record verifies, but the log holds a different receipt for it.
+    LOG_MISMATCH = "log_mismatch"
+    #: A head was given and the record is not logged under it.
+    NOT_UNDER_HELD_HEAD = "not_under_held_head"
+    #: The record comes from an injected (test) provider.
+    INJECTED_PROVIDER = "injected_provider"
+    #: The stored search returned no works.
+    NO_RESULTS = "no_results"
+    #: The selected work is not among the record's works.
+    WORK_NOT_IN_RECORD = "work_not_in_record"
+    #: The log has an error finding: run ``audit``.
+    LOG_INTEGRITY_FAILURE = "log_integrity_failure"
+
+
+#: Every code a :class:`CitationError` carries: its own, a record's outcome
+#: (``not_found``, ``integrity_failure``, ...) or a held head's finding
+#: (``head.truncated``, ``head.mismatch``).
+CitationErrorCode = CitationCode | Outcome | FindingCode
+
+
 class CitationError(EvidenceError):
     """A record cannot be cited; ``code`` says why (``docs/errors.md``)."""
 
-    def __init__(self, code: str, evidence_id: str, detail: str = "") -> None:
+    def __init__(self, code: CitationErrorCode, evidence_id: str, detail: str = "") -> None:
         super().__init__(f"{evidence_id}: {code}" + (f" ({detail})" if detail else ""))
         self.code = code
         self.evidence_id = evidence_id
@@ -125,9 +157,9 @@ def _logged_receipts(
     if held is not None:
         finding = check_head(held, leaves)
         if finding.severity is Severity.ERROR:
-            raise CitationError(finding.code.value, "log", finding.detail or "")
-    if any(f.severity is Severity.ERROR and f.code.value != "log.tail_torn" for f in findings):
-        raise CitationError("log_integrity_failure", "log", "run notanda-evidence audit")
+            raise CitationError(finding.code, "log", finding.detail or "")
+    if any(f.severity is Severity.ERROR and f.code is not LogCode.TAIL_TORN for f in findings):
+        raise CitationError(CitationCode.LOG_INTEGRITY_FAILURE, "log", "run notanda-evidence audit")
     latest: dict[str, tuple[int, str | None]] = {}
     for entry in entries:
         if entry.type is EntryType.TOMBSTONE:
@@ -147,17 +179,19 @@ def _verified(
     allow_injected: bool,
 ) -> RecordResult:
     if not is_evidence_id(evidence_id):
-        raise CitationError("invalid_evidence_id", evidence_id)
+        raise CitationError(Outcome.INVALID_EVIDENCE_ID, evidence_id)
     result = verify_record(root / evidence_id, receipt)
     if result.outcome is not Outcome.OK or result.response is None or result.request is None:
-        raise CitationError(result.outcome.value, evidence_id)
+        raise CitationError(result.outcome, evidence_id)
     entry = logged.get(evidence_id)
     if entry is not None and entry[1] != result.receipt:
-        raise CitationError("log_mismatch", evidence_id)
+        raise CitationError(CitationCode.LOG_MISMATCH, evidence_id)
     if held is not None and (entry is None or entry[0] >= held.size):
-        raise CitationError("not_under_held_head", evidence_id)
+        raise CitationError(CitationCode.NOT_UNDER_HELD_HEAD, evidence_id)
     if result.request.get("provider_mode") == "injected" and not allow_injected:
-        raise CitationError("injected_provider", evidence_id, "use --allow-injected for tests")
+        raise CitationError(
+            CitationCode.INJECTED_PROVIDER, evidence_id, "use --allow-injected for tests"
+        )
     return result
 
 
@@ -202,7 +236,9 @@ def collect_citations(
         if response.get("status") != "ok" or not isinstance(
             response.get("references" if is_check_record(request) else "results"), list
         ):
-            raise CitationError("no_results", evidence_id, "the stored search returned no works")
+            raise CitationError(
+                CitationCode.NO_RESULTS, evidence_id, "the stored search returned no works"
+            )
         found = 0
         for position, item in _cited_works(request, response):
             complete = "openalex_id" in item
@@ -223,7 +259,7 @@ def collect_citations(
                 )
             )
         if wanted and not found:
-            raise CitationError("work_not_in_record", evidence_id, wanted)
+            raise CitationError(CitationCode.WORK_NOT_IN_RECORD, evidence_id, wanted)
     return citations
 
 

@@ -22,25 +22,25 @@ from pathlib import Path
 from typing import Any
 
 from . import verify_file
-from ._audit import AuditResult, LogCode, audit, timestamps_folder
+from ._adopt import INCOMPLETE_MIN_AGE_S, adopt, prune
+from ._audit import AuditResult, LogStatus, audit, timestamps_folder
+from ._bagit import export_bagit
 from ._cite import CitationError, CitationFormat, collect_citations, find_doi, render
-from ._collection import (
-    INCOMPLETE_MIN_AGE_S,
-    ProofError,
-    adopt,
-    export_bagit,
-    make_proof,
-    prune,
-    read_proof,
-    verify_proof,
-)
-from ._log import LOG_FILE, EvidenceLogError, Head, NotRegularFileError, read_regular_file
+from ._log import LOG_FILE, EvidenceLogError, Head, LogCode
 from ._pool import checked_jobs, records_verifier
+from ._proofs import ProofError, make_proof, read_proof, verify_proof
 from ._store import EvidenceStorageError
 from ._timestamp_audit import SignatureCheck, token_names
 from ._timestamps import TIMESTAMPS_DIR, token_size
 from ._version import __version__
-from .verify_file import RESERVED_DIR, is_evidence_id, printable, printable_json
+from .verify_file import (
+    RESERVED_DIR,
+    NotRegularFileError,
+    is_evidence_id,
+    printable,
+    printable_json,
+    read_regular_file,
+)
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -256,8 +256,8 @@ def _audit(args: argparse.Namespace) -> int:
         _say(f"{stamp.severity.value} {stamp.code.value}{where}{detail}")
     for stray in result.root_findings:
         _say(f"warning {stray.code.value}: {stray.file}")
-    adopted = sum(1 for s in result.log_status.values() if s == "adopted")
-    unlogged = sum(1 for s in result.log_status.values() if s == "unlogged")
+    adopted = sum(1 for s in result.log_status.values() if s is LogStatus.ADOPTED)
+    unlogged = sum(1 for s in result.log_status.values() if s is LogStatus.UNLOGGED)
     incomplete = sum(1 for r in result.records if r.outcome is verify_file.Outcome.INCOMPLETE)
     print(
         f"{len(result.records)} record(s), {len(result.entries)} log entries, head {result.head}; "

@@ -1,4 +1,4 @@
-"""The append-only evidence log under ``<root>/.notanda/``.
+"""The append-only evidence log under ``<root>/.notanda/``: writing it and parsing it.
 
 One canonical JSON line per event in ``log.jsonl``: a sealed record, an
 adopted one, or a tombstone. Each line names its index and the SHA-256 of the
@@ -12,6 +12,10 @@ Appends are serialised across processes with an exclusive lock on
 append is one ``write`` of a whole line to a file opened with ``O_APPEND``,
 then ``fsync``; a crash can leave at most a torn last line, which the next
 append moves aside to ``.notanda/torn-*`` and truncates explicitly.
+
+All strict parsing of the log lives here too: one line (:func:`parse_line`)
+and a whole log with its findings (:func:`parse_log`), which ``audit``,
+``cite``, ``prove``, ``adopt`` and the BagIt export share.
 """
 
 from __future__ import annotations
@@ -36,12 +40,17 @@ from . import _merkle, verify_file
 from ._store import EvidenceStorageError, Stage, StageCallback, StorageReason
 from .verify_file import (
     RESERVED_DIR,
+    Finding,
+    FindingCode,
+    NotRegularFileError,
+    Severity,
     format_timestamp,
     is_evidence_id,
     json_depth_exceeds,
     parse_canonical,
     parse_timestamp,
-    read_and_close,
+    read_at,
+    read_regular_file,
 )
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows CI
@@ -58,10 +67,14 @@ __all__ = [
     "EvidenceLog",
     "EvidenceLogError",
     "Head",
+    "LogCode",
     "LogEntry",
+    "LogFinding",
     "LogReason",
     "LogTransaction",
+    "log_finding",
     "parse_line",
+    "parse_log",
 ]
 
 LOG_FILE = "log.jsonl"
@@ -124,11 +137,12 @@ class LogReason(StrEnum):
 class EvidenceLogError(verify_file.EvidenceError):
     """The log could not be read or appended to, or is not in a state that allows it.
 
-    ``reason`` is a storage reason (``symlink`` for a linked log or folder,
-    ``io_error``, ...) or a :class:`LogReason`.
+    ``reason`` is a :class:`StorageReason` (``symlink`` for a linked log or
+    folder, ``io_error``, ...) or a :class:`LogReason`; both are string enums
+    whose ``str()`` is the documented ``log_reason``.
     """
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: StorageReason | LogReason) -> None:
         super().__init__(f"evidence log unavailable: {reason}")
         self.reason = reason
 
@@ -209,16 +223,16 @@ _FIELDS = {"evidence_id", "index", "prev", "receipt", "time", "type", "v"}
 _TYPES = frozenset(t.value for t in EntryType)
 
 
-def line_limit_broken(line: bytes) -> str | None:
-    """``"too_large"`` or ``"too_deep"`` when *line* breaks a reader's limit, else None.
+def line_limit_broken(line: bytes) -> LogCode | None:
+    """``log.too_large`` or ``log.too_deep`` when *line* breaks a reader's limit, else None.
 
     Checked before any parse, so that no line can make the parser recurse or
     hold more than :data:`MAX_LOG_LINE_BYTES`.
     """
     if len(line) > MAX_LOG_LINE_BYTES:
-        return "too_large"
+        return LogCode.TOO_LARGE
     if json_depth_exceeds(line):
-        return "too_deep"
+        return LogCode.TOO_DEEP
     return None
 
 
@@ -368,7 +382,7 @@ class EvidenceLog:
             raise EvidenceLogError(LogReason.SHRUNK)
         if size == state.offset:
             return b""
-        data = _read_from(fd, state.offset, size)
+        data = read_at(fd, state.offset, size - state.offset)
         consumed = self._absorb(data, state)
         state.offset += consumed
         return data[consumed:]
@@ -393,11 +407,11 @@ class EvidenceLog:
                     raise EvidenceLogError(LogReason.SHRUNK) from None
                 return
             except OSError as exc:
-                raise _log_error(exc) from exc
+                raise _log_finding(exc) from exc
             try:
                 self._catch_up(fd)
             except OSError as exc:
-                raise _log_error(exc) from exc
+                raise _log_finding(exc) from exc
             finally:
                 os.close(fd)
 
@@ -522,7 +536,7 @@ class EvidenceLog:
                     if folder >= 0:
                         os.close(folder)
             except OSError as exc:
-                raise _log_error(exc) from exc
+                raise _log_finding(exc) from exc
 
     def append(
         self,
@@ -604,7 +618,7 @@ class EvidenceLog:
     def _entry_at(self, fd: int, position: int) -> LogEntry:
         starts = self._state.starts
         end = starts[position + 1] if position + 1 < len(starts) else self._state.offset
-        line = _read_from(fd, starts[position], end)[:-1]
+        line = read_at(fd, starts[position], end - starts[position])[:-1]
         entry = parse_line(line)
         if entry is None:  # pragma: no cover - by_id only holds lines that parsed
             raise EvidenceLogError(LogReason.UNPARSABLE)
@@ -650,7 +664,7 @@ class LogTransaction:
             result = log._write_entry(self._fd, evidence_id, receipt, kind, reason)
         except OSError as exc:
             storage = EvidenceStorageError.from_os_error(exc, evidence_id=evidence_id)
-            raise EvidenceLogError(storage.reason.value) from exc
+            raise EvidenceLogError(storage.reason) from exc
         if log._on_stage is not None:
             log._on_stage(Stage.AFTER_LOG_APPEND, evidence_id)
         return result
@@ -662,8 +676,8 @@ def _public(
     return [(index, kind, receipt) for index, kind, receipt, _ in held]
 
 
-def _log_error(exc: OSError) -> EvidenceLogError:
-    return EvidenceLogError(EvidenceStorageError.from_os_error(exc).reason.value)
+def _log_finding(exc: OSError) -> EvidenceLogError:
+    return EvidenceLogError(EvidenceStorageError.from_os_error(exc).reason)
 
 
 def _regular_size(fd: int) -> int:
@@ -674,19 +688,6 @@ def _regular_size(fd: int) -> int:
     if st.st_size > MAX_LOG_BYTES:
         raise EvidenceLogError(LogReason.TOO_LARGE)
     return st.st_size
-
-
-def _read_from(fd: int, offset: int, size: int) -> bytes:
-    os.lseek(fd, offset, os.SEEK_SET)
-    chunks = []
-    remaining = size - offset
-    while remaining > 0:
-        chunk = os.read(fd, remaining)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -709,28 +710,6 @@ def _open_in(folder_fd: int, folder: Path, name: str, flags: int) -> int:
     return os.open(path, flags, 0o600)
 
 
-class NotRegularFileError(OSError):
-    """The path names a FIFO, a device, a socket or a folder: nothing is read from it."""
-
-
-def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
-    """Read at most ``limit + 1`` bytes of the regular file at *path*.
-
-    The open never follows a final link and never blocks (a FIFO is opened
-    non-blocking and refused after ``fstat``), so a caller tells an oversized
-    file by its length without holding more than the limit.
-
-    Raises:
-        NotRegularFileError: *path* is not a regular file.
-        OSError: It cannot be opened (``ELOOP`` for a link) or read.
-    """
-    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _BINARY | _NONBLOCK)
-    data = read_and_close(fd, limit)
-    if data is None:
-        raise NotRegularFileError(errno.EINVAL, "not a regular file")
-    return data
-
-
 def read_log(root: str | os.PathLike[str], *, log_path: Path | None = None) -> tuple[bytes, bool]:
     """Read ``.notanda/log.jsonl`` without following links; return bytes and existence.
 
@@ -745,14 +724,14 @@ def read_log(root: str | os.PathLike[str], *, log_path: Path | None = None) -> t
     path = log_path or Path(root) / RESERVED_DIR / LOG_FILE
     try:
         if path.parent.is_symlink():
-            raise EvidenceLogError(StorageReason.SYMLINK.value)
+            raise EvidenceLogError(StorageReason.SYMLINK)
         data = read_regular_file(path, MAX_LOG_BYTES)
     except FileNotFoundError:
         return b"", False
     except NotRegularFileError as exc:
         raise EvidenceLogError(LogReason.NOT_A_FILE) from exc
     except OSError as exc:
-        raise _log_error(exc) from exc
+        raise _log_finding(exc) from exc
     if len(data) > MAX_LOG_BYTES:
         raise EvidenceLogError(LogReason.TOO_LARGE)
     return data, True
@@ -768,3 +747,131 @@ def iter_lines(data: bytes) -> Iterator[tuple[bytes, bool]]:
             return
         yield data[start:end], True
         start = end + 1
+
+
+# ------------------------------------------------------- strict parsing
+
+
+#: Entry times that go backwards by more than this many seconds are reported.
+TIME_REGRESSION_TOLERANCE_S = 5.0
+
+
+class LogCode(FindingCode):
+    """Stable codes for findings about the log and its agreement with the records."""
+
+    def report_keys(self) -> tuple[str, ...]:
+        """A log finding is located by the record and the line it is about."""
+        return ("evidence_id", "index")
+
+    MISSING = "log.missing"
+    UNREADABLE = "log.unreadable"
+    TOO_LARGE = "log.too_large"
+    TOO_DEEP = "log.too_deep"
+    UNPARSABLE = "log.unparsable"
+    INDEX_MISMATCH = "log.index_mismatch"
+    CHAIN_BREAK = "log.chain_break"
+    TAIL_TORN = "log.tail_torn"
+    RECORD_MISSING = "log.record_missing"
+    RECEIPT_MISMATCH = "log.receipt_mismatch"
+    DUPLICATE_ENTRY = "log.duplicate_entry"
+    RECORD_UNLOGGED = "log.record_unlogged"
+    ADOPTED = "log.adopted"
+    TOMBSTONED = "log.tombstoned"
+    TOMBSTONE_PRESENT = "log.tombstone_present"
+    TIME_REGRESSION = "log.time_regression"
+    HEAD_TRUNCATED = "head.truncated"
+    HEAD_MISMATCH = "head.mismatch"
+    HEAD_CONSISTENT = "head.consistent"
+
+
+#: A finding about the log, optionally about one record: a :class:`Finding`
+#: with a :class:`LogCode`, located by ``evidence_id`` and line ``index``.
+LogFinding = Finding
+
+
+def log_finding(
+    code: LogCode,
+    evidence_id: str | None = None,
+    index: int | None = None,
+    detail: str | None = None,
+    *,
+    severity: Severity = Severity.ERROR,
+) -> Finding:
+    """A finding about the log (an error unless said), at a record and line when given."""
+    return Finding(code, severity, evidence_id=evidence_id, index=index, detail=detail)
+
+
+def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[Finding]]:
+    """Parse a log strictly; return the entries, every leaf hash, and findings.
+
+    Every terminated line is a leaf of the tree, even one that fails to parse,
+    so the head computed here is the head a writer returned.
+    """
+    entries: list[LogEntry] = []
+    leaves: list[bytes] = []
+    findings: list[Finding] = []
+    previous = "0" * 64
+    previous_time: str | None = None
+    for position, (line, terminated) in enumerate(iter_lines(data)):
+        if not terminated:
+            findings.append(
+                log_finding(
+                    LogCode.TAIL_TORN, index=position, detail=f"{len(line)} bytes without a newline"
+                )
+            )
+            break
+        leaves.append(_merkle.leaf_hash(line))
+        entry = parse_line(line)
+        line_hash = hashlib.sha256(line).hexdigest()
+        if entry is None:
+            findings.append(_unparsable(line, position))
+            previous = line_hash
+            continue
+        if entry.index != position:
+            findings.append(
+                log_finding(
+                    LogCode.INDEX_MISMATCH,
+                    entry.evidence_id,
+                    position,
+                    f"entry says index {entry.index}",
+                )
+            )
+        if entry.prev != previous:
+            findings.append(log_finding(LogCode.CHAIN_BREAK, entry.evidence_id, position))
+        # The fixed timestamp format sorts like time itself: only an entry that
+        # is older than its predecessor needs its distance measured.
+        if (
+            previous_time is not None
+            and entry.time < previous_time
+            and _seconds_between(entry.time, previous_time) > TIME_REGRESSION_TOLERANCE_S
+        ):
+            findings.append(
+                log_finding(
+                    LogCode.TIME_REGRESSION,
+                    entry.evidence_id,
+                    position,
+                    f"{entry.time} is before {previous_time}",
+                    severity=Severity.WARNING,
+                )
+            )
+        previous_time = max(previous_time or entry.time, entry.time)
+        previous = line_hash
+        entries.append(entry)
+    return entries, leaves, findings
+
+
+def _unparsable(line: bytes, position: int) -> Finding:
+    broken = line_limit_broken(line)
+    if broken is LogCode.TOO_LARGE:
+        return log_finding(broken, index=position, detail=f"a line of {len(line)} bytes")
+    if broken is LogCode.TOO_DEEP:
+        return log_finding(broken, index=position, detail="nested deeper than a log entry")
+    return log_finding(LogCode.UNPARSABLE, index=position)
+
+
+def _seconds_between(later: str, earlier: str) -> float:
+    """How many seconds *later* lies before *earlier* (positive means backwards).
+
+    Both are times of entries :func:`parse_line` accepted, so both parse.
+    """
+    return (parse_timestamp(earlier) - parse_timestamp(later)).total_seconds()

@@ -31,9 +31,14 @@ from ._der import (
     TimeStampInfo,
     read_time_stamp_response,
 )
-from ._log import NotRegularFileError, read_regular_file
 from ._timestamps import checkpoint_digest, token_size
-from .verify_file import Severity
+from .verify_file import (
+    Finding,
+    FindingCode,
+    NotRegularFileError,
+    Severity,
+    read_regular_file,
+)
 
 __all__ = [
     "OPENSSL_DEADLINE_S",
@@ -51,7 +56,7 @@ __all__ = [
 OPENSSL_DEADLINE_S = 30.0
 
 
-class TimestampCode(StrEnum):
+class TimestampCode(FindingCode):
     """Stable codes for findings about the stored time-stamp tokens."""
 
     STAMPED = "tsa.stamped"
@@ -77,23 +82,9 @@ class SignatureCheck(StrEnum):
     UNCHECKED = "unchecked"  # openssl missing or too slow
 
 
-@dataclass(frozen=True, slots=True)
-class TimestampFinding:
-    """One finding about the tokens' folder or one token in it."""
-
-    code: TimestampCode
-    severity: Severity
-    file: str | None = None
-    detail: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """The finding as it appears in the ``--json`` report."""
-        return {
-            "code": self.code.value,
-            "detail": self.detail,
-            "file": self.file,
-            "severity": self.severity.value,
-        }
+#: A finding about the tokens' folder or one token in it: a :class:`Finding`
+#: with a :class:`TimestampCode`, located by ``file``.
+TimestampFinding = Finding
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +125,7 @@ class TimestampAudit:
     """Everything the tokens' folder gave: the tokens read and every finding."""
 
     tokens: tuple[TokenReport, ...]
-    findings: tuple[TimestampFinding, ...]
+    findings: tuple[Finding, ...]
     #: How many names in the folder are token names (read or not).
     token_files: int
     ca_file: str | None
@@ -155,11 +146,11 @@ class TimestampAudit:
 
 def _finding(
     code: TimestampCode, severity: Severity, file: str | None, detail: str | None
-) -> TimestampFinding:
-    return TimestampFinding(code, severity, file, detail)
+) -> Finding:
+    return Finding(code, severity, file, detail)
 
 
-def token_names(folder: Path) -> tuple[list[str], list[TimestampFinding]]:
+def token_names(folder: Path) -> tuple[list[str], list[Finding]]:
     """The names in the tokens' folder, sorted, and findings if it cannot be listed.
 
     A folder that does not exist holds no tokens and is no finding.

@@ -35,6 +35,7 @@ import argparse
 import contextlib
 import datetime
 import enum
+import errno
 import gc
 import hashlib
 import hmac
@@ -181,8 +182,22 @@ class Outcome(_StrEnum):
     OK = "ok"
 
 
-class Code(_StrEnum):
-    """Stable finding codes. Renaming one is a breaking change."""
+class FindingCode(_StrEnum):
+    """The base of every finding code: a record's, the log's, a time-stamp token's.
+
+    Each family of codes is its own enumeration (:class:`Code` here, the
+    log's and the tokens' in the package), and :class:`Finding` takes any of
+    them. ``report_keys`` names where a finding of the family is located in
+    the ``--json`` report: a file, by default.
+    """
+
+    def report_keys(self) -> tuple[str, ...]:
+        """The location fields the ``--json`` report gives beside code, detail and severity."""
+        return ("file",)
+
+
+class Code(FindingCode):
+    """Stable finding codes of a record or a root. Renaming one is a breaking change."""
 
     FS_SYMLINK = "fs.symlink"
     FS_SPECIAL_FILE = "fs.special_file"
@@ -223,21 +238,33 @@ _RECEIPT_CODES = frozenset({Code.RECEIPT_MALFORMED, Code.RECEIPT_MISMATCH})
 
 @dataclass(frozen=True)
 class Finding:
-    """One observation about a record or a root, with a stable code."""
+    """One observation, with a stable code: about a record, a root, the log or a token.
 
-    code: Code
+    A record's, a root's or a token's finding names a ``file``; a log's names
+    the ``evidence_id`` and the line ``index`` it is about. Its code's
+    :meth:`FindingCode.report_keys` says which of them the report shows.
+    """
+
+    code: FindingCode
     severity: Severity
     file: str | None = None
     detail: str | None = None
+    evidence_id: str | None = None
+    index: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Return the finding as it appears in the ``--json`` report."""
-        return {
-            "code": self.code.value,
-            "detail": self.detail,
-            "file": self.file,
-            "severity": self.severity.value,
-        }
+        located = {key: getattr(self, key) for key in self.code.report_keys()}
+        return dict(
+            sorted(
+                {
+                    "code": self.code.value,
+                    "detail": self.detail,
+                    "severity": self.severity.value,
+                    **located,
+                }.items()
+            )
+        )
 
 
 @dataclass(frozen=True)
@@ -627,6 +654,44 @@ def read_and_close(fd: int, limit: int) -> bytes | None:
         return _read_all(fd, min(st.st_size, limit + 1))
     finally:
         os.close(fd)
+
+
+class NotRegularFileError(OSError):
+    """The path names a FIFO, a device, a socket or a folder: nothing is read from it."""
+
+
+def read_regular_file(
+    path: str | os.PathLike[str], limit: int, *, follow_links: bool = False
+) -> bytes:
+    """Read at most ``limit + 1`` bytes of the regular file at *path*.
+
+    The open never blocks (a FIFO is opened non-blocking and refused after
+    ``fstat``) and, unless *follow_links*, never follows a final link, so a
+    caller tells an oversized file by its length without holding more than
+    the limit.
+
+    Raises:
+        NotRegularFileError: *path* is not a regular file.
+        OSError: It cannot be opened (``ELOOP`` for a link) or read.
+    """
+    flags = (
+        os.O_RDONLY
+        | getattr(os, "O_NONBLOCK", 0)
+        | getattr(os, "O_BINARY", 0)
+        | getattr(os, "O_CLOEXEC", 0)
+    )
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    data = read_and_close(os.open(path, flags), limit)
+    if data is None:
+        raise NotRegularFileError(errno.EINVAL, "not a regular file")
+    return data
+
+
+def read_at(fd: int, offset: int, size: int) -> bytes:
+    """Read up to *size* bytes of *fd* from *offset*: the one read loop of every reader."""
+    os.lseek(fd, offset, os.SEEK_SET)
+    return _read_all(fd, size)
 
 
 def _read_and_close(fd: int, limit: int) -> bytes:
@@ -1327,15 +1392,15 @@ def read_receipts_file(path: str) -> dict[str, str]:
         UsageError: The file cannot be read or a line is malformed.
     """
     try:
-        data = _read_regular_file(path, MAX_RECEIPTS_BYTES)
+        data = read_regular_file(path, MAX_RECEIPTS_BYTES, follow_links=True)
         lines = data.decode("utf-8").splitlines()
+    except NotRegularFileError as exc:
+        raise UsageError(
+            f"{path}: not a regular file ({Code.FS_SPECIAL_FILE.value})", _RECEIPTS_REMEDY
+        ) from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(
             f"{path}: cannot read receipts ({type(exc).__name__})", _RECEIPTS_REMEDY
-        ) from exc
-    except _Unsafe as exc:
-        raise UsageError(
-            f"{path}: not a regular file ({exc.code.value})", _RECEIPTS_REMEDY
         ) from exc
     if len(data) > MAX_RECEIPTS_BYTES:
         raise UsageError(
@@ -1357,17 +1422,6 @@ def read_receipts_file(path: str) -> dict[str, str]:
             )
         receipts[parts[0]] = parts[1]
     return receipts
-
-
-def _read_regular_file(path: str, limit: int) -> bytes:
-    """Read at most ``limit + 1`` bytes of the regular file *path*, never blocking.
-
-    Raises:
-        _Unsafe: *path* is not a regular file (a FIFO, a device, a folder).
-        OSError: It cannot be opened or read.
-    """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    return _read_and_close(os.open(path, flags | getattr(os, "O_CLOEXEC", 0)), limit)
 
 
 def add_verify_arguments(parser: argparse.ArgumentParser) -> None:

@@ -348,8 +348,8 @@ def _ask_tsa(report: _Report, url: str) -> None:
 
 def _last_stamp(report: _Report, root: Path, url: str | None) -> None:
     """Say when DIR was last stamped: the genTime of its newest token, as the token states it."""
-    from notanda_evidence._log import read_regular_file
     from notanda_evidence._timestamps import MAX_TOKEN_BYTES, TIMESTAMPS_DIR, token_name
+    from notanda_evidence.verify_file import read_regular_file
     from rfc3161_client import decode_timestamp_response
 
     from ._stamper import last_stamp
