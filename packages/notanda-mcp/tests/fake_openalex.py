@@ -214,18 +214,40 @@ def bibliography(works: list[dict[str, Any]] | None = None) -> Responder:
     return respond
 
 
-class FakeOpenAlex:
-    """A MockTransport handler: optional delay, then the responder; every request recorded."""
+#: How long a gated request waits for the test at most.
+GATE_LIMIT_S = 20.0
 
-    def __init__(self, respond: Responder | None = None, *, delay_s: float = 0.0) -> None:
+
+class FakeOpenAlex:
+    """A MockTransport handler: optional delay or gate, then the responder; every request recorded.
+
+    With *gate*, each request waits until the test sets it (at most
+    :data:`GATE_LIMIT_S`, so a test that never releases it fails instead of
+    hanging); :attr:`arrived` is set once a request has reached the provider.
+    Tests that show something happens *while* a search waits hold the search
+    at the gate, so they prove it by order, not by a clock.
+    """
+
+    def __init__(
+        self,
+        respond: Responder | None = None,
+        *,
+        delay_s: float = 0.0,
+        gate: threading.Event | None = None,
+    ) -> None:
         self.respond = respond or works_page()
         self.delay_s = delay_s
+        self.gate = gate
+        self.arrived = threading.Event()
         self.requests: list[httpx.Request] = []
         self._lock = threading.Lock()
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         with self._lock:
             self.requests.append(request)
+        self.arrived.set()
+        if self.gate is not None and not self.gate.wait(GATE_LIMIT_S):
+            raise RuntimeError("the test never released the provider's gate")
         if self.delay_s:
             time.sleep(self.delay_s)
         return self.respond(request)
