@@ -20,7 +20,6 @@ import contextlib
 import datetime as dt
 import errno
 import hashlib
-import json
 import os
 import re
 import stat
@@ -36,6 +35,7 @@ from . import _merkle, verify_file
 from ._store import EvidenceStorageError, Stage, StageCallback, StorageReason
 from .verify_file import (
     RESERVED_DIR,
+    canonical_bytes,
     is_evidence_id,
     json_depth_exceeds,
     parse_canonical,
@@ -76,9 +76,6 @@ MAX_LOG_BYTES = 256 << 20
 ZERO_HASH = "0" * 64
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
-_ENCODER = json.JSONEncoder(
-    ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
-)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 # A FIFO planted as the log must never block an open; regular files ignore it.
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -198,7 +195,7 @@ def encode_entry(
     }
     if reason is not None:
         entry["reason"] = reason
-    return _ENCODER.encode(entry).encode("utf-8")
+    return canonical_bytes(entry)[:-1]
 
 
 _FIELDS = {"evidence_id", "index", "prev", "receipt", "time", "type", "v"}
