@@ -295,6 +295,7 @@ def test_the_piecewise_encoder_gives_the_one_shot_bytes_and_they_are_canonical(
     pieces = list(verify_file.canonical_pieces(value))
     data = verify_file.canonical_bytes(value)
     assert b"".join(pieces) == data
+    assert (verify_file.canonical_text(value) + "\n").encode("utf-8") == data
     parsed, problem = verify_file.parse_canonical(data)
     assert problem is None
     assert verify_file.canonical_bytes(parsed) == data

@@ -76,6 +76,7 @@ __all__ = [
     "Severity",
     "canonical_bytes",
     "canonical_pieces",
+    "canonical_text",
     "check_json_value",
     "is_check_record",
     "is_evidence_id",
@@ -433,6 +434,17 @@ def canonical_bytes(value: Any) -> bytes:
     """
     check_json_value(value)
     return (_ENCODER.encode(value) + "\n").encode("utf-8")
+
+
+def canonical_text(value: Any) -> str:
+    """The canonical form of *value* as text: before UTF-8, without the newline.
+
+    For text shown rather than stored (the answer a model reads), so it
+    refuses the same values as :func:`canonical_bytes` except a lone
+    surrogate, which only UTF-8 cannot hold.
+    """
+    check_json_value(value)
+    return _ENCODER.encode(value)
 
 
 # One translation keeps only quotes and brackets, and writes every bracket as

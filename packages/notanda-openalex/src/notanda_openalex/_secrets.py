@@ -267,6 +267,21 @@ class SecretScrubber:
             return self._redact_names(value, words=False)
         return value
 
+    def scrubbed(self, value: Any) -> Any:
+        """Return :meth:`scrub_value` of *value*, or *value* itself when that changes nothing.
+
+        For a value built in Python (a request record): it is written out once
+        with ``json.dumps`` (at C speed, in no particular form) and looked at as
+        a body would be; only a look that finds something walks it.
+        """
+        try:
+            data = json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except (ValueError, TypeError, RecursionError):  # includes a lone surrogate
+            return self.scrub_value(value)
+        if self.look_at_body(data) is BodyLook.CLEAN:
+            return value
+        return self.scrub_value(value)
+
     def text_contains_secret(self, text: str) -> bool:
         """Return whether *text* holds any secret form."""
         return any(form in text for form in self._text_forms)
