@@ -580,3 +580,15 @@ def test_a_search_parses_the_body_once(clock: FakeClock, monkeypatch: pytest.Mon
     result = client.search(prepare_search("q"))
     assert result.ok
     assert len(calls) == 1
+
+
+# The encoded secret starts 27 bytes after the offset; these straddle 64 KiB.
+@pytest.mark.parametrize("offset", [0, 65_480, 65_500, 65_508, 131_040])
+def test_a_percent_encoded_secret_is_found_across_the_decoding_windows(offset: int) -> None:
+    """The look undoes percent escapes in overlapping windows; no place falls between them."""
+    encoded = _percent_encoded(SECRET_KEY, [1, 2])
+    body = ('{"u":"' + "x" * offset + "https://h.example/?q=" + encoded + '"}').encode()
+    scrubber = SecretScrubber([SECRET_KEY])
+    assert SECRET_KEY.encode() not in body
+    assert scrubber.look_at_body(body) is BodyLook.SECRETS
+    assert scrubber.look_at_body(bytearray(body)) is BodyLook.SECRETS

@@ -23,7 +23,7 @@ import hashlib
 import os
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -192,20 +192,18 @@ def encode_canonical(value: Any) -> tuple[bytes, Any]:
 
 
 def _encode_parts(value: Any) -> tuple[list[bytes], Any]:
-    """Like :func:`encode_canonical`, but the bytes come as the encoder's pieces.
-
-    A large body is written and hashed piece by piece, never joined.
-    """
+    """Like :func:`encode_canonical`, but the bytes come as the encoder's pieces."""
     try:
-        return _pieces(value), value
+        return list(_pieces(value)), value
     except UnicodeEncodeError:
         cleaned = replace_lone_surrogates(value)
-        return _pieces(cleaned), cleaned
+        return list(_pieces(cleaned)), cleaned
 
 
-def _pieces(value: Any) -> list[bytes]:
+def _pieces(value: Any) -> Iterator[bytes]:
+    """``verify_file.canonical_pieces`` of *value*, its errors as the writer's own."""
     try:
-        return list(_v1.canonical_pieces(value))
+        yield from _v1.canonical_pieces(value)
     except _v1.JSONTooDeep as exc:
         raise _TooDeep(str(exc)) from exc
     except UnicodeEncodeError:
@@ -216,6 +214,15 @@ def _pieces(value: Any) -> list[bytes]:
         raise EvidenceValueError(str(exc)) from exc
     except RecursionError as exc:  # pragma: no cover - the depth check comes first
         raise EvidenceValueError("value is not JSON") from exc
+
+
+class _TooLarge(Exception):
+    """The payload grew past ``verify_file.MAX_PAYLOAD_BYTES`` while it was written."""
+
+
+#: Pieces are written in runs of about this many bytes: one ``write`` per
+#: piece would cost a system call per work of a page.
+_WRITE_STEP = 64 * 1024
 
 
 # ------------------------------------------------------------ file system
@@ -238,9 +245,11 @@ class _RecordDir:
         self.fd = fd
 
     def publish(
-        self, name: str, parts: list[bytes], *, sync_dir: bool = True, exclusive: bool = False
+        self, name: str, parts: Iterable[bytes], *, sync_dir: bool = True, exclusive: bool = False
     ) -> None:
-        """Publish *parts* (the file's bytes) atomically as *name*.
+        """Publish *parts* (the file's bytes, read once) atomically as *name*.
+
+        An exception while *parts* are read removes the pending file.
 
         With ``sync_dir=False`` the rename is left for the next folder fsync
         to make durable: the writer does so for ``provider.json``, whose
@@ -411,29 +420,55 @@ class RecordWriter:
             self._on_stage(stage, self.evidence_id)
 
     def _publish(self, name: str, value: Any, *, sync_dir: bool = True) -> Any:
+        """Encode *value* once, writing, counting and hashing the same bytes as they come.
+
+        The payload is never held whole: a page's pieces are written as they
+        are encoded. A value refused on the way (too deep, too large, not
+        JSON) leaves no file behind; a lone surrogate restarts the write with
+        the value cleaned.
+        """
         if name in self._files or self._seal is not None:
             raise RuntimeError(f"{name} was already written")
         try:
-            parts, stored = _encode_parts(value)
+            try:
+                self._files[name] = self._write(name, value, sync_dir=sync_dir)
+            except UnicodeEncodeError:
+                value = replace_lone_surrogates(value)
+                self._files[name] = self._write(name, value, sync_dir=sync_dir)
         except _TooDeep as exc:
             raise EvidenceStorageError(
                 StorageReason.TOO_DEEP, evidence_id=self.evidence_id, file=name
             ) from exc
-        if sum(map(len, parts)) > _v1.MAX_PAYLOAD_BYTES:
+        except _TooLarge as exc:
             raise EvidenceStorageError(
                 StorageReason.TOO_LARGE, evidence_id=self.evidence_id, file=name
-            )
-        try:
-            self._dir.publish(name, parts, sync_dir=sync_dir)
+            ) from exc
         except OSError as exc:
             raise EvidenceStorageError.from_os_error(
                 exc, evidence_id=self.evidence_id, file=name
             ) from exc
+        return value
+
+    def _write(self, name: str, value: Any, *, sync_dir: bool) -> dict[str, Any]:
         digest = hashlib.sha256()
-        for part in parts:
-            digest.update(part)
-        self._files[name] = {"bytes": sum(map(len, parts)), "sha256": digest.hexdigest()}
-        return stored
+        size = 0
+
+        def runs() -> Iterator[bytes]:
+            nonlocal size
+            run = bytearray()
+            for piece in _pieces(value):
+                size += len(piece)
+                if size > _v1.MAX_PAYLOAD_BYTES:
+                    raise _TooLarge
+                digest.update(piece)
+                run += piece
+                if len(run) >= _WRITE_STEP:
+                    yield bytes(run)
+                    run.clear()
+            yield bytes(run)
+
+        self._dir.publish(name, runs(), sync_dir=sync_dir)
+        return {"bytes": size, "sha256": digest.hexdigest()}
 
     def write_request(self, value: Any) -> Any:
         """Publish ``request.json``; written before any provider call.

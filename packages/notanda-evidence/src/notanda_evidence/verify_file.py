@@ -117,7 +117,7 @@ MAX_MANIFEST_BYTES = 1 << 20
 #: its strings never grow (an escape stays as long or gets shorter) and its
 #: numbers at most 4.5 times (``1e15`` becomes ``1000000000000000.0``), so a
 #: body needs at most 18 MiB. The limit leaves more than three times that.
-#: The writer refuses a larger payload before writing it; readers never read
+#: The writer refuses a larger payload before publishing it; readers never read
 #: more than this plus one byte.
 MAX_PAYLOAD_BYTES = 64 << 20
 #: Deepest nesting of JSON arrays and objects that any evidence file may hold

@@ -24,7 +24,7 @@ from __future__ import annotations
 import enum
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
 from urllib.parse import (
@@ -121,6 +121,24 @@ _JSON_ESCAPED = re.compile(r'["\\\x00-\x1f]')
 _USERINFO = re.compile(rb'://(?:[^/?#@"\\]|\\.)*@')
 
 
+#: Percent escapes are undone in windows of this many bytes (plus an overlap), so
+#: that a 4 MiB page is never decoded whole: ``unquote_to_bytes`` holds three
+#: times its input in pieces.
+_DECODE_STEP = 64 * 1024
+#: How many body bytes a percent-encoded secret name and its ``=`` span at most.
+_NAME_REACH = 12 * max(len(name) for name in SECRET_NAMES) + 8
+
+
+def _windows(data: bytes | bytearray, reach: int) -> Iterator[bytes]:
+    """*data* in overlapping windows: whatever spans at most *reach* bytes lies inside one."""
+    start = 0
+    while True:
+        yield bytes(data[start : start + _DECODE_STEP + reach])
+        start += _DECODE_STEP
+        if start + reach >= len(data):
+            return
+
+
 class BodyLook(enum.Enum):
     """What a look at a body's bytes found: how much of the parsed value to walk."""
 
@@ -165,6 +183,9 @@ class SecretScrubber:
         self._percent_unsure = any(
             _JSON_ESCAPED.search(value) or "\ufffd" in value for value in values if value
         )
+        #: How many body bytes a percent-encoded secret spans at most (four
+        #: UTF-8 bytes of three characters each per character).
+        self._encoded_reach = 12 * max((len(value) for value in values), default=0) + 8
         #: Every character of every form: an escape decoding to one may hide a secret.
         self._secret_chars = frozenset("".join(text_forms) + "".join(values))
         self._withholds_json = any(
@@ -189,11 +210,11 @@ class SecretScrubber:
         """
         return self._withholds_json
 
-    def contains_secret(self, data: bytes) -> bool:
+    def contains_secret(self, data: bytes | bytearray) -> bool:
         """Return whether *data* (UTF-8) holds any secret form."""
         return any(form in data for form in self._byte_forms)
 
-    def may_hold_secret(self, data: bytes) -> bool:
+    def may_hold_secret(self, data: bytes | bytearray) -> bool:
         """Return whether *data* holds a secret form, or one after URL decoding.
 
         *data* is UTF-8 JSON whose escapes were already looked at (see
@@ -212,9 +233,12 @@ class SecretScrubber:
                 return True
         elif not (self._plus_matters and b"+" in data):
             return False
-        return self.contains_secret(unquote_to_bytes(data.replace(b"+", b" ")))
+        return any(
+            self.contains_secret(unquote_to_bytes(window.replace(b"+", b" ")))
+            for window in _windows(data, self._encoded_reach)
+        )
 
-    def may_hold_name(self, data: bytes) -> bool:
+    def may_hold_name(self, data: bytes | bytearray) -> bool:
         """Return whether *data* may hold a secret-named key or URL parameter, or URL userinfo.
 
         *data* is UTF-8 JSON whose escapes were already looked at. A
@@ -228,8 +252,11 @@ class SecretScrubber:
             return True
         if b"%" not in data:
             return False
-        decoded = unquote_to_bytes(data)
-        return any(mark in decoded for mark in _FOLDS_TO_NAME) or _names_may_occur(decoded.lower())
+        for window in _windows(data, _NAME_REACH):
+            decoded = unquote_to_bytes(window)
+            if any(mark in decoded for mark in _FOLDS_TO_NAME) or _names_may_occur(decoded.lower()):
+                return True
+        return False
 
     def look_at_body(self, body: bytes | bytearray) -> BodyLook:
         """Say how much of the value parsed from *body* scrubbing could change.
@@ -240,7 +267,7 @@ class SecretScrubber:
         as ``"monkey":`` is a false alarm). Linear in the size of *body*;
         nothing is copied unless the body holds percent escapes.
         """
-        data = body if isinstance(body, bytes) else bytes(body)
+        data = body
         names = False
         if b"\\" in data:
             for code, simple in set(_ESCAPE.findall(data)):
@@ -401,7 +428,7 @@ class SecretScrubber:
         return value
 
 
-def _names_may_occur(lowered: bytes) -> bool:
+def _names_may_occur(lowered: bytes | bytearray) -> bool:
     """Whether lower-case body bytes may hold a secret-named key or URL parameter."""
     for ending in _KEY_ENDINGS:
         index = lowered.find(ending)
