@@ -3,8 +3,8 @@
 Records are built with ``notanda_evidence.EvidenceStore`` from real OpenAlex
 pages (the shared fixtures) run through ``notanda_openalex``'s body-to-result
 path, laid out as the server lays them out: ``provider.json`` holds the
-observation with the provider's canonical body spliced in as
-``CanonicalJSON``, ``response.json`` the normalized works. Corpora are written
+observation with the provider's parsed body wrapped in ``ParsedJSON`` (the
+writer encodes it), ``response.json`` the normalized works. Corpora are written
 with ``os.fsync`` stubbed (their durability does not matter to a read
 benchmark), then flushed once with ``os.sync()`` so that no background
 write-back runs while reads are timed; every read benchmark runs on a warm
@@ -80,7 +80,7 @@ class Corpus:
 
 def templates(bench: Bench, count: int = 4) -> list[Template]:
     """Run *count* real pages of 10 works (about 100 to 125 KB) through notanda-openalex."""
-    from notanda_evidence import CanonicalJSON
+    from notanda_evidence import ParsedJSON
 
     support = bench.support
     made = []
@@ -88,7 +88,7 @@ def templates(bench: Bench, count: int = 4) -> list[Template]:
         body = bench.page(f"record{index}").read_bytes()
         result, fields = support.body_to_result(body, limit=10)
         provider = dict(fields)
-        provider["observed_json"] = CanonicalJSON(result.observation.body_canonical)
+        provider["observed_json"] = ParsedJSON(result.observation.body_json)
         made.append(
             Template(
                 provider=provider,

@@ -267,3 +267,43 @@ def test_a_mutated_real_token_gives_an_answer_never_an_exception(
         if not token:
             token = bytearray(b"\x30")
     _answers(bytes(token))
+
+
+# ------------------------------------------------------- canonical encoding
+
+#: Arbitrary JSON values: nested objects and arrays, text well beyond the BMP
+#: (lone surrogates excluded: UTF-8 cannot hold them, and the writer replaces
+#: them before encoding), ints of any size, finite floats, bools and null.
+_JSON_TEXT = st.text(st.characters(blacklist_categories=["Cs"]), max_size=12)
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _JSON_TEXT,
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(_JSON_TEXT, children, max_size=5)
+    ),
+    max_leaves=40,
+)
+
+
+@given(json_values)
+def test_the_piecewise_encoder_gives_the_one_shot_bytes_and_they_are_canonical(
+    value: object,
+) -> None:
+    pieces = list(verify_file.canonical_pieces(value))
+    data = verify_file.canonical_bytes(value)
+    assert b"".join(pieces) == data
+    assert (verify_file.canonical_text(value) + "\n").encode("utf-8") == data
+    parsed, problem = verify_file.parse_canonical(data)
+    assert problem is None
+    assert verify_file.canonical_bytes(parsed) == data
+
+
+@given(json_values)
+def test_a_parsed_value_inside_a_payload_encodes_as_the_value_itself(value: object) -> None:
+    """The body the server hands over is split from its own top, like a payload."""
+    wrapped = {"observed_json": verify_file.ParsedJSON(value, verify_file.MAX_JSON_DEPTH - 1)}
+    data = b"".join(verify_file.canonical_pieces(wrapped))
+    assert data == verify_file.canonical_bytes({"observed_json": value})

@@ -16,11 +16,11 @@ from typing import Any
 import notanda_evidence
 import pytest
 from notanda_evidence import (
-    CanonicalJSON,
     EvidenceStorageError,
     EvidenceStore,
     EvidenceValueError,
     Outcome,
+    ParsedJSON,
     Stage,
     StorageReason,
     _store,
@@ -217,18 +217,30 @@ def test_sealing_needs_all_three_payloads_and_payloads_are_written_once(tmp_path
         writer.write_request({})
 
 
-def test_canonical_fragments_are_spliced_verbatim(tmp_path: Path) -> None:
+def test_a_parsed_value_is_encoded_in_place(tmp_path: Path) -> None:
     body = {"results": [{"title": "Ünïcode", "n": 1.5}], "meta": {"count": 1}}
-    fragment = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
-    data, stored = encode_canonical({"b": 1, "observed_json": CanonicalJSON(fragment), "a": [2]})
+    data, stored = encode_canonical({"b": 1, "observed_json": ParsedJSON(body), "a": [2]})
     assert data == notanda_evidence.canonical_bytes({"a": [2], "b": 1, "observed_json": body})
-    assert isinstance(stored["observed_json"], CanonicalJSON)
+    assert isinstance(stored["observed_json"], ParsedJSON)
 
 
-def test_a_fragment_placeholder_cannot_be_forged_by_content() -> None:
-    fragment = CanonicalJSON(b'{"x":1}')
-    data, _ = encode_canonical({"f": fragment, "text": "\x00not-the-token:0\x00"})
-    assert json.loads(data) == {"f": {"x": 1}, "text": "\x00not-the-token:0\x00"}
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param({1: "one"}, id="int"),
+        pytest.param({"a": [{None: 1}]}, id="none-nested"),
+        pytest.param({"a": ParsedJSON({2.5: 1})}, id="inside-parsed"),
+        pytest.param({"a": {True: 1}}, id="bool"),
+    ],
+)
+def test_a_non_string_key_is_refused_by_every_encoder(value: Any) -> None:
+    """One rule: json would write ``1`` as ``"1"``, and the value read back would differ."""
+    with pytest.raises(TypeError, match="keys must be strings"):
+        notanda_evidence.canonical_bytes(value)
+    with pytest.raises(TypeError, match="keys must be strings"):
+        notanda_evidence.canonical_pieces(value)
+    with pytest.raises(EvidenceValueError, match="keys must be strings"):
+        encode_canonical(value)
 
 
 def test_a_missing_root_is_not_created(tmp_path: Path) -> None:
@@ -397,14 +409,12 @@ def test_the_depth_limit_is_the_verifiers_a_sealed_record_at_the_limit_verifies(
     "deep",
     [
         pytest.param(lambda limit: {"x": _nested(limit)}, id="value"),
-        pytest.param(
-            lambda limit: {"x": CanonicalJSON(b"[" * limit + b"]" * limit)}, id="fragment"
-        ),
+        pytest.param(lambda limit: {"x": ParsedJSON(_nested(limit))}, id="parsed"),
         pytest.param(lambda limit: {"x": _nested(100_000)}, id="100000-deep"),
         pytest.param(
             # A bound that leaves no room is no reason to skip the scan.
-            lambda limit: {"x": CanonicalJSON(b"[" * limit + b"]" * limit, limit)},
-            id="fragment-bound-too-high",
+            lambda limit: {"x": ParsedJSON(_nested(limit), limit)},
+            id="parsed-bound-too-high",
         ),
     ],
 )
@@ -458,7 +468,7 @@ def test_the_size_limit_is_the_verifiers_and_is_checked_before_writing(
     writer.write_response({"evidence_id": writer.evidence_id, "status": "ok"})
     seal = writer.seal()
     assert verify_record(writer.path, seal.receipt, full=True).outcome is Outcome.OK
-    big = CanonicalJSON(b'"' + b"y" * 1000 + b'"')
+    big = ParsedJSON("y" * 1000)
     other = EvidenceStore(tmp_path).create()
     other.write_request({})
     with pytest.raises(EvidenceStorageError) as caught:
@@ -475,23 +485,9 @@ def test_the_payload_limit_leaves_room_for_the_largest_provider_body() -> None:
     assert 3 * len(stored) < verify_file.MAX_PAYLOAD_BYTES
 
 
-def test_a_fragment_with_a_depth_bound_that_fits_is_not_scanned_again(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from notanda_evidence import _store
-
-    scanned: list[bytes] = []
-    real = verify_file.json_depth_exceeds
-
-    def counting(data: bytes | str, limit: int = verify_file.MAX_JSON_DEPTH) -> bool:
-        scanned.append(data if isinstance(data, bytes) else data.encode())
-        return real(data, limit)
-
-    monkeypatch.setattr(_store._v1, "json_depth_exceeds", counting)
-    body = b'{"a":[1,{"b":2}]}'
+def test_a_parsed_value_with_a_depth_bound_that_fits_is_not_walked_again() -> None:
     room = verify_file.MAX_JSON_DEPTH - 1  # one level down in the payload
-    data, _ = encode_canonical({"observed_json": CanonicalJSON(body, room)})
-    assert data == b'{"observed_json":' + body + b"}\n"
-    assert scanned == []
-    encode_canonical({"observed_json": CanonicalJSON(body)})
-    assert scanned == [body]
+    # The caller's bound is trusted: a value it lies about is not walked.
+    verify_file.check_json_value({"observed_json": ParsedJSON(_nested(room + 5), room)})
+    with pytest.raises(verify_file.JSONTooDeep):
+        verify_file.check_json_value({"observed_json": ParsedJSON(_nested(room + 1), room + 1)})

@@ -16,10 +16,9 @@ import notanda_mcp
 import notanda_openalex
 import pytest
 from conftest import FIXTURES_DIR, KEY, NOTICE, clean_env, requires_fixtures
-from notanda_evidence import canonical_bytes
+from notanda_evidence import ParsedJSON, canonical_bytes, canonical_pieces, parse_canonical
 from notanda_evidence import verify_file as evidence_verify_file
 from notanda_mcp import _schemas, _software
-from notanda_openalex import canonical_json_bytes
 
 VERSION = notanda_mcp.__version__
 
@@ -128,8 +127,8 @@ CANONICAL_VALUES: list[Any] = [
 
 
 @pytest.mark.parametrize("value", CANONICAL_VALUES, ids=lambda v: repr(v)[:30])
-def test_both_packages_encode_canonical_json_identically(value: Any) -> None:
-    assert canonical_json_bytes(value) + b"\n" == canonical_bytes(value)
+def test_the_piecewise_encoding_is_the_one_shot_encoding(value: Any) -> None:
+    assert b"".join(canonical_pieces(value)) == canonical_bytes(value)
 
 
 @requires_fixtures
@@ -137,9 +136,12 @@ def test_both_packages_encode_canonical_json_identically(value: Any) -> None:
     "fixture",
     sorted(p.name for p in FIXTURES_DIR.glob("*.json")) if FIXTURES_DIR.is_dir() else ["none"],
 )
-def test_both_packages_encode_real_openalex_bodies_identically(fixture: str) -> None:
+def test_a_real_openalex_body_is_stored_as_one_encoding(fixture: str) -> None:
+    """The body the server hands the writer encodes in pieces to the one-shot bytes."""
     value = json.loads((FIXTURES_DIR / fixture).read_bytes())
-    assert canonical_json_bytes(value) + b"\n" == canonical_bytes(value)
+    data = b"".join(canonical_pieces({"observed_json": ParsedJSON(value)}))
+    assert data == canonical_bytes({"observed_json": value})
+    assert parse_canonical(data) == ({"observed_json": value}, None)
 
 
 COLD_START = textwrap.dedent(

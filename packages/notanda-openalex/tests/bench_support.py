@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from notanda_openalex import BODY_CEILING_BYTES, SearchResult, canonical_json_bytes, prepare_search
+from notanda_openalex import BODY_CEILING_BYTES, SearchResult, prepare_search
 from notanda_openalex._outcome import result_from_body
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -61,7 +61,6 @@ def body_to_result(body: bytes, *, limit: int = 10) -> tuple[SearchResult, dict[
         url="https://api.openalex.org/works?search=machine+learning",
     )
     fields = result.observation.record_fields()
-    canonical_json_bytes(fields)
     return result, fields
 
 
@@ -93,7 +92,7 @@ def measure_peak_memory(body: bytes, *, limit: int = 10) -> dict[str, float]:
         peak = tracemalloc.get_traced_memory()[1] - baseline
     finally:
         tracemalloc.stop()
-    encoded = len(result.observation.body_canonical or b"")
+    encoded = len(json.dumps(result.observation.body_json, ensure_ascii=False).encode())
     return {
         "body_bytes": len(body),
         "parsed_bytes": parsed_bytes,

@@ -143,6 +143,17 @@ def all_logs() -> Iterator[LogCapture]:
             logging.getLogger(name).disabled = disabled
 
 
+def stored_body(observation: Any) -> bytes:
+    """The observation's body as text a record could hold (``b""`` when there is none).
+
+    Not the evidence writer's canonical bytes (this package never encodes
+    them): a secret in any string of the value shows here all the same.
+    """
+    if not observation.has_body:
+        return b""
+    return json.dumps(observation.body_json, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
 def assert_no_secret(*texts: str | bytes) -> None:
     for text in texts:
         data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")

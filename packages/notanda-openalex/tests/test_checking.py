@@ -26,6 +26,7 @@ from conftest import (
     json_response,
     make_client,
     requires_fixtures,
+    stored_body,
 )
 from notanda_openalex import (
     DEFAULT_CHECK_CONCURRENCY,
@@ -641,7 +642,7 @@ def test_a_body_too_deep_is_unchecked(clock: FakeClock) -> None:
     result, _ = check("10.1038/35002501", clock, too_deep=lambda body: True)
     (entry,) = result.references
     assert (entry.verdict, entry.error) == (Verdict.UNCHECKED, "too_deep")
-    assert result.attempts[0].observation.body_canonical is None
+    assert not result.attempts[0].observation.has_body
 
 
 def test_progress_counts_up_to_every_reference(clock: FakeClock) -> None:
@@ -677,7 +678,7 @@ def test_secrets_never_reach_the_attempts_the_entries_or_the_logs(
     for attempt in result.attempts:
         record = json.dumps(attempt.observation.record_fields())
         assert "x-ratelimit-note" in record
-        assert_no_secret(record, attempt.observation.body_canonical or b"")
+        assert_no_secret(record, stored_body(attempt.observation))
     entries = [entry.to_record() for entry in result.references]
     assert any(entry["work"] is not None for entry in entries)
     assert_no_secret(json.dumps(entries), all_logs.text())

@@ -18,6 +18,7 @@ from conftest import (
     Recorder,
     assert_no_secret,
     json_response,
+    stored_body,
 )
 from harvester.config import env_variable_names
 from notanda_openalex import (
@@ -135,7 +136,7 @@ def test_config_file_secrets_are_all_scrubbed(tmp_path: Path, clock: FakeClock) 
     assert recorder.requests[0].headers["authorization"] == f"Bearer {SECRET_KEY}"
     assert result.works[0].title == "REDACTED REDACTED REDACTED"
     assert_no_secret(
-        result.observation.body_canonical or b"",
+        stored_body(result.observation),
         json.dumps(result.observation.record_fields()),
         json.dumps(result.to_record()),
     )

@@ -79,7 +79,6 @@ EXPECTED = [
     "Verdict",
     "Work",
     "__version__",
-    "canonical_json_bytes",
     "load_core_config",
     "parse_references",
     "prepare_search",

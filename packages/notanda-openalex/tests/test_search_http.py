@@ -183,10 +183,7 @@ def test_observation_of_a_success(clock: FakeClock) -> None:
     assert attempt["body_bytes"] == len(body)
     assert attempt["wire_bytes"] == len(body)
     assert attempt["error_type"] is None
-    assert (
-        observation.body_canonical
-        == json.dumps(PAGE, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
-    )
+    assert observation.has_body
     assert observation.body_json == PAGE
     json.dumps(fields, allow_nan=False)
 
@@ -239,7 +236,7 @@ def test_configuration_refusals_make_no_request(
     assert result.observation.capture is Capture.NOT_ATTEMPTED
     assert result.observation.attempt is None
     assert result.observation.record_fields()["attempts"] == []
-    assert result.observation.body_canonical is None
+    assert not result.observation.has_body
 
 
 def test_keyless_refused_unless_opted_in(clock: FakeClock) -> None:
@@ -319,7 +316,7 @@ def test_500_html(clock: FakeClock) -> None:
     )
     assert_provider_error(result, ProviderReason.HTTP_ERROR, 500)
     assert result.observation.capture is Capture.NON_JSON_BODY_NOT_RETAINED
-    assert result.observation.body_canonical is None
+    assert not result.observation.has_body
 
 
 def test_503_with_retry_after_30(clock: FakeClock) -> None:
@@ -567,7 +564,7 @@ def test_unusable_200_bodies(
     if capture is Capture.PARSED_JSON:
         assert result.observation.body_json == json.loads(body)
     else:
-        assert result.observation.body_canonical is None
+        assert not result.observation.has_body
 
 
 def test_wrong_shaped_records_are_skipped_and_counted(clock: FakeClock) -> None:
@@ -666,7 +663,7 @@ def test_corrupt_gzip_is_undecodable(wire: bytes, clock: FakeClock) -> None:
         clock,
     )
     assert_provider_error(result, ProviderReason.UNDECODABLE, 200)
-    assert result.observation.body_canonical is None
+    assert not result.observation.has_body
 
 
 def _padded_page(size: int) -> bytes:
@@ -690,7 +687,7 @@ def test_oversized_page_is_too_large(clock: FakeClock) -> None:
     result = run(lambda request: httpx.Response(200, stream=ChunkStream(chunks)), clock)
     assert_provider_error(result, ProviderReason.TOO_LARGE, 200)
     assert result.observation.capture is Capture.BODY_INCOMPLETE_NOT_RETAINED
-    assert result.observation.body_canonical is None
+    assert not result.observation.has_body
     assert result.observation.attempt is not None
     assert result.observation.attempt.body_bytes == BODY_CEILING_BYTES + 1
 
@@ -710,7 +707,7 @@ def test_a_body_the_callers_depth_check_refuses_is_too_deep_and_not_parsed(
     assert_provider_error(result, ProviderReason.TOO_DEEP, 200)
     assert seen == [len(deep)]  # the decoded body, once, before any parsing
     assert result.observation.capture is Capture.NON_JSON_BODY_NOT_RETAINED
-    assert result.observation.body_canonical is None
+    assert not result.observation.has_body
     assert result.observation.attempt is not None
     assert result.observation.attempt.error_type == "too_deep"
     assert result.observation.attempt.body_bytes == len(deep)

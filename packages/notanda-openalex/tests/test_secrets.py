@@ -19,6 +19,7 @@ from conftest import (
     assert_no_secret,
     json_response,
     make_client,
+    stored_body,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,16 +28,31 @@ from notanda_openalex import (
     ConfigurationError,
     OpenAlexClient,
     SearchResult,
-    canonical_json_bytes,
     prepare_search,
 )
-from notanda_openalex._secrets import SECRET_NAMES, SecretScrubber, scrubbed_canonical
+from notanda_openalex._secrets import SECRET_NAMES, BodyLook, SecretScrubber
+
+
+def _body(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False).encode("utf-8")
+
+
+def look(scrubber: SecretScrubber, value: Any) -> BodyLook:
+    """The look at *value* as a provider would send it (``json.dumps``'s spacing)."""
+    return scrubber.look_at_body(_body(value))
+
+
+def scrubbed(value: Any, scrubber: SecretScrubber) -> tuple[Any, Any]:
+    """``(parsed, stored)``: the value parsed from *value*'s wire bytes, and it scrubbed."""
+    body = value if isinstance(value, bytes) else _body(value)
+    parsed = json.loads(body)
+    return parsed, scrubber.scrub_parsed(parsed, scrubber.look_at_body(body))
 
 
 def everything(result: SearchResult) -> list[str | bytes]:
     return [
         json.dumps(result.observation.record_fields(), ensure_ascii=False),
-        result.observation.body_canonical or b"",
+        stored_body(result.observation),
         json.dumps(result.to_record(), ensure_ascii=False),
         repr(result),
         str(result.error),
@@ -217,19 +233,17 @@ def test_secret_named_keys_are_redacted_without_configured_secrets(clock: FakeCl
 
 def test_fast_path_leaves_the_body_untouched() -> None:
     page = {"results": [{"id": "https://openalex.org/W1", "title": "Clean"}], "meta": {"count": 1}}
-    data, value = scrubbed_canonical(page, SecretScrubber([SECRET_KEY]))
-    assert value is page
-    assert data == canonical_json_bytes(page)
+    parsed, value = scrubbed(page, SecretScrubber([SECRET_KEY]))
+    assert value is parsed
 
 
 def test_only_the_affected_record_is_rebuilt() -> None:
     clean = {"id": "https://openalex.org/W1", "title": "Clean"}
     dirty = {"id": "https://openalex.org/W2", "title": SECRET_KEY}
     page = {"results": [clean, dirty]}
-    data, value = scrubbed_canonical(page, SecretScrubber([SECRET_KEY]))
-    assert value["results"][0] is clean
+    parsed, value = scrubbed(page, SecretScrubber([SECRET_KEY]))
+    assert value["results"][0] is parsed["results"][0]
     assert value["results"][1] == {"id": "https://openalex.org/W2", "title": "REDACTED"}
-    assert data == canonical_json_bytes(value)
 
 
 def test_secret_joined_by_cleaning_is_still_redacted(clock: FakeClock) -> None:
@@ -242,10 +256,11 @@ def test_secret_joined_by_cleaning_is_still_redacted(clock: FakeClock) -> None:
         assert_no_secret(item)
 
 
-def test_secret_spanning_json_structure_is_withheld() -> None:
-    scrubber = SecretScrubber(['a","b'])
-    data, _ = scrubbed_canonical({"x": ["a", "b"]}, scrubber)
-    assert data is None
+@pytest.mark.parametrize("secret", ['a","b', "1,2", "12345", "rue", "{x}", "a\\nb"])
+def test_a_secret_that_could_span_json_structure_withholds_json(secret: str) -> None:
+    """A walk of strings cannot remove ``a","b`` from ``["a","b"]``: only the encoder sees it."""
+    assert SecretScrubber([secret]).withholds_json
+    assert not SecretScrubber(["a b", "oa-x", "1.2.3.4x"]).withholds_json
 
 
 def test_withheld_body_capture(clock: FakeClock) -> None:
@@ -254,14 +269,13 @@ def test_withheld_body_capture(clock: FakeClock) -> None:
     result = client.search(prepare_search("q"))
     assert result.ok
     assert result.observation.capture is Capture.JSON_WITHHELD
-    assert result.observation.body_canonical is None
+    assert not result.observation.has_body
 
 
 def test_secret_in_a_top_level_key_falls_back_to_a_full_walk() -> None:
     scrubber = SecretScrubber([SECRET_KEY])
-    data, value = scrubbed_canonical({f"k{SECRET_KEY}": 1, "a": 2, "zz": 3}, scrubber)
+    _, value = scrubbed({f"k{SECRET_KEY}": 1, "a": 2, "zz": 3}, scrubber)
     assert value == {"kREDACTED": 1, "a": 2, "zz": 3}
-    assert data == b'{"a":2,"kREDACTED":1,"zz":3}'
 
 
 def test_redact_helper_for_request_records() -> None:
@@ -304,10 +318,8 @@ def test_a_mixed_case_percent_encoded_secret_in_a_url_is_scrubbed_from_the_body(
     url = "https://example.org/landing?q=" + _percent_encoded(SECRET_KEY, [1, 0, 2])
     page = {"meta": {"count": 1}, "results": [{"id": "https://openalex.org/W1", "url": url}]}
     scrubber = SecretScrubber([SECRET_KEY])
-    data, value = scrubbed_canonical(page, scrubber)
-    assert data is not None
+    _, value = scrubbed(page, scrubber)
     assert value == scrubber.scrub_value(page)
-    assert data == canonical_json_bytes(scrubber.scrub_value(page))
     assert "REDACTED" in value["results"][0]["url"]
 
 
@@ -315,7 +327,7 @@ def test_a_percent_encoded_secret_name_in_a_url_is_redacted() -> None:
     url = "https://example.org/x?em%61il=someone%40example.org"
     page = {"results": [{"id": "https://openalex.org/W1", "url": url}]}
     scrubber = SecretScrubber()
-    _, value = scrubbed_canonical(page, scrubber)
+    _, value = scrubbed(page, scrubber)
     assert value == scrubber.scrub_value(page)
     assert value != page
 
@@ -323,8 +335,8 @@ def test_a_percent_encoded_secret_name_in_a_url_is_redacted() -> None:
 def test_a_kelvin_sign_key_counts_as_a_secret_name() -> None:
     page = {"results": [{"\u212aey": "value-under-a-key-named-key"}]}
     scrubber = SecretScrubber()
-    assert scrubber.may_change(canonical_json_bytes(page))
-    _, value = scrubbed_canonical(page, scrubber)
+    assert look(scrubber, page) is BodyLook.NAMES
+    _, value = scrubbed(page, scrubber)
     assert value == {"results": [{"\u212aey": "REDACTED"}]}
 
 
@@ -344,16 +356,16 @@ def test_non_ascii_characters_that_lower_to_name_characters_are_all_known() -> N
 def test_every_secret_name_is_seen_as_a_key_and_as_a_parameter(name: str) -> None:
     scrubber = SecretScrubber()
     for value in ({name.upper(): "v"}, {"u": f"https://h.example/?a=1&{name}=v"}):
-        assert scrubber.may_change(canonical_json_bytes(value))
+        assert look(scrubber, value) is BodyLook.NAMES
         assert scrubber.scrub_value(value) != value
 
 
 def test_a_clean_page_is_not_walked_and_keeps_its_value() -> None:
     page = {"meta": {"count": 2}, "results": [{"id": "https://openalex.org/W1", "title": "x"}]}
     scrubber = SecretScrubber([SECRET_KEY])
-    data, value = scrubbed_canonical(page, scrubber)
-    assert value is page
-    assert data == canonical_json_bytes(page)
+    assert look(scrubber, page) is BodyLook.CLEAN
+    parsed, value = scrubbed(page, scrubber)
+    assert value is parsed
 
 
 def test_redact_returns_a_clean_record_itself() -> None:
@@ -421,14 +433,13 @@ def test_no_json_or_url_spelling_of_a_secret_gets_past_the_look(
     else:
         work["extra"] = {f"x{secret}": 1}
     page = {"meta": {"count": 1}, "results": [work]}
-    parsed = json.loads(_wire(page, data).encode("utf-8"))
+    wire = _wire(page, data).encode("utf-8")
     scrubber = SecretScrubber([secret])
-    assert scrubber.may_change(canonical_json_bytes(parsed))
-    body, value = scrubbed_canonical(parsed, scrubber)
-    if body is not None:
-        assert value == scrubber.scrub_value(parsed)
-        assert body == canonical_json_bytes(value)
-        assert not scrubber.contains_secret(body)
+    assert scrubber.look_at_body(wire) is BodyLook.SECRETS
+    parsed, value = scrubbed(wire, scrubber)
+    assert value == scrubber.scrub_value(parsed)
+    if not scrubber.withholds_json:
+        assert not scrubber.contains_secret(_body(value))
 
 
 _WORDS = st.sampled_from(
@@ -470,11 +481,10 @@ _VALUES = st.recursive(
 @given(value=_VALUES, secret=st.sampled_from(["oa-x", "oa x", "é oa", 'a"b"c']))
 def test_when_the_look_finds_nothing_the_walk_would_change_nothing(value: Any, secret: str) -> None:
     scrubber = SecretScrubber([secret])
-    if not scrubber.may_change(canonical_json_bytes(value)):
+    if look(scrubber, value) is BodyLook.CLEAN:
         assert scrubber.scrub_value(value) == value
-    body, stored = scrubbed_canonical(value, scrubber)
-    if body is not None:
-        assert stored == scrubber.scrub_value(value)
+    parsed, stored = scrubbed(value, scrubber)
+    assert stored == scrubber.scrub_value(parsed)
 
 
 def test_an_at_sign_outside_a_url_host_does_not_cost_a_walk() -> None:
@@ -485,9 +495,100 @@ def test_an_at_sign_outside_a_url_host_does_not_cost_a_walk() -> None:
         ]
     }
     scrubber = SecretScrubber()
-    assert not scrubber.may_change(canonical_json_bytes(page["results"][0]))
-    assert scrubber.may_change(canonical_json_bytes(page["results"][1]))
-    assert scrubber.may_change(canonical_json_bytes({"u": 'https://a\\"b@h.example/'}))
-    _, value = scrubbed_canonical(page, scrubber)
+    assert look(scrubber, page["results"][0]) is BodyLook.CLEAN
+    assert look(scrubber, page["results"][1]) is BodyLook.NAMES
+    assert look(scrubber, {"u": 'https://a\\"b@h.example/'}) is BodyLook.NAMES
+    _, value = scrubbed(page, scrubber)
     assert value == scrubber.scrub_value(page)
     assert value["results"][1]["url"] == "https://h.example/"
+
+
+# A body whose escapes spell what the literal bytes do not: each must be walked.
+# Each case leaks (the look says "clean") if the look ignores JSON escapes.
+_ESCAPED_BODIES = [
+    pytest.param(
+        b'{"results":[{"title":"about oa-SECRET-kq7\\u005ax9Wv3Lm2"}]}',
+        ["results", 0, "title"],
+        "about REDACTED",
+        id="secret-character-as-uXXXX",
+    ),
+    pytest.param(
+        b'{"results":[{"title":"owner+alerts\\u0040secret-mail.example"}]}',
+        ["results", 0, "title"],
+        "REDACTED",
+        id="at-sign-of-an-email-as-uXXXX",
+    ),
+    pytest.param(
+        b'{"results":[{"api_ke\\u0079":"v"}]}',
+        ["results", 0, "api_key"],
+        "REDACTED",
+        id="secret-named-key-written-with-an-escape",
+    ),
+    pytest.param(
+        b'{"results":[{"url":"https:\\/\\/user:pw@h.example\\/p"}]}',
+        ["results", 0, "url"],
+        "https://h.example/p",
+        id="userinfo-behind-escaped-slashes",
+    ),
+    pytest.param(
+        b'{"results":[{"url":"https://h.example/?em\\u0061il=someone"}]}',
+        ["results", 0, "url"],
+        "https://h.example/?email=REDACTED",
+        id="secret-named-parameter-written-with-an-escape",
+    ),
+    pytest.param(
+        b'{"results":[{"title":"bad \\ud83d here"}]}',
+        ["results", 0, "title"],
+        "bad \ufffd here",
+        id="lone-surrogate-escape",
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "path", "expected"), _ESCAPED_BODIES)
+def test_a_body_whose_escapes_hide_a_secret_or_a_name_is_walked(
+    body: bytes, path: list[Any], expected: str
+) -> None:
+    scrubber = SecretScrubber([SECRET_KEY, SECRET_EMAIL])
+    assert scrubber.look_at_body(body) is not BodyLook.CLEAN
+    _, value = scrubbed(body, scrubber)
+    for step in path:
+        value = value[step]
+    assert value == expected
+
+
+def test_escapes_of_characters_no_rule_cares_about_keep_the_fast_path() -> None:
+    body = b'{"results":[{"title":"caf\\u00e9 \\"quoted\\" \\n line","n":1}]}'
+    scrubber = SecretScrubber([SECRET_KEY, SECRET_EMAIL])
+    assert scrubber.look_at_body(body) is BodyLook.CLEAN
+    parsed, value = scrubbed(body, scrubber)
+    assert value is parsed
+
+
+def test_a_search_parses_the_body_once(clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> None:
+    from notanda_openalex import _outcome
+
+    calls: list[int] = []
+    real = json.loads
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_outcome.json, "loads", counting)
+    client, _ = make_client(lambda request: json_response(leaky_page()), clock)
+    result = client.search(prepare_search("q"))
+    assert result.ok
+    assert len(calls) == 1
+
+
+# The encoded secret starts 27 bytes after the offset; these straddle 64 KiB.
+@pytest.mark.parametrize("offset", [0, 65_480, 65_500, 65_508, 131_040])
+def test_a_percent_encoded_secret_is_found_across_the_decoding_windows(offset: int) -> None:
+    """The look undoes percent escapes in overlapping windows; no place falls between them."""
+    encoded = _percent_encoded(SECRET_KEY, [1, 2])
+    body = ('{"u":"' + "x" * offset + "https://h.example/?q=" + encoded + '"}').encode()
+    scrubber = SecretScrubber([SECRET_KEY])
+    assert SECRET_KEY.encode() not in body
+    assert scrubber.look_at_body(body) is BodyLook.SECRETS
+    assert scrubber.look_at_body(bytearray(body)) is BodyLook.SECRETS

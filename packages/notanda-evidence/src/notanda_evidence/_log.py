@@ -24,7 +24,6 @@ import contextlib
 import datetime as dt
 import errno
 import hashlib
-import json
 import os
 import re
 import stat
@@ -44,6 +43,7 @@ from .verify_file import (
     FindingCode,
     NotRegularFileError,
     Severity,
+    canonical_bytes,
     format_timestamp,
     is_evidence_id,
     json_depth_exceeds,
@@ -89,9 +89,6 @@ MAX_LOG_LINE_BYTES = 4096
 MAX_LOG_BYTES = 256 << 20
 ZERO_HASH = "0" * 64
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-_ENCODER = json.JSONEncoder(
-    ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
-)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 # A FIFO planted as the log must never block an open; regular files ignore it.
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -216,7 +213,7 @@ def encode_entry(
     }
     if reason is not None:
         entry["reason"] = reason
-    return _ENCODER.encode(entry).encode("utf-8")
+    return canonical_bytes(entry)[:-1]
 
 
 _FIELDS = {"evidence_id", "index", "prev", "receipt", "time", "type", "v"}

@@ -20,20 +20,19 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import json
 import os
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from . import verify_file as _v1
+from .verify_file import ParsedJSON
 
 __all__ = [
-    "CanonicalJSON",
     "EvidenceStorageError",
     "EvidenceStore",
     "EvidenceValueError",
@@ -137,26 +136,6 @@ class EvidenceValueError(_v1.EvidenceError, ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class CanonicalJSON:
-    """Bytes already in canonical form, spliced verbatim into a payload.
-
-    For a large value that was encoded once elsewhere (the provider's body),
-    so that it is never encoded twice. The bytes must be exactly what
-    :func:`encode_canonical` would produce for the value, without the trailing
-    newline; the writer does not re-check them, the ``--full`` pass does.
-
-    The writer does scan them for nesting deeper than the format allows,
-    unless *max_depth* says how deep they nest at most: a caller that checked
-    the bytes the value was parsed from (parsing and re-encoding never nest
-    deeper) passes the limit it checked, and the page is not scanned twice.
-    """
-
-    data: bytes
-    #: An upper bound on the nesting of :attr:`data` that the caller guarantees.
-    max_depth: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class Seal:
     """The result of sealing a record."""
 
@@ -168,8 +147,6 @@ class Seal:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-#: What :func:`_check_keys` descends into.
-_NESTED = (dict, list, tuple, CanonicalJSON)
 
 
 def replace_lone_surrogates(value: Any) -> Any:
@@ -188,6 +165,8 @@ def replace_lone_surrogates(value: Any) -> Any:
         }
     if isinstance(value, (list, tuple)):
         return [replace_lone_surrogates(item) for item in value]
+    if isinstance(value, ParsedJSON):
+        return ParsedJSON(replace_lone_surrogates(value.value), value.max_depth)
     return value
 
 
@@ -195,47 +174,13 @@ class _TooDeep(EvidenceValueError):
     """The value nests deeper than ``verify_file.MAX_JSON_DEPTH`` (or is cyclic)."""
 
 
-def _check_keys(value: Any, limit: int = _v1.MAX_JSON_DEPTH) -> None:
-    """Refuse non-string keys and nesting deeper than *limit*, in one walk.
-
-    The standard encoder silently turns int, float, bool and None keys into
-    strings; v1 stores only objects whose keys really are strings. Nesting is
-    counted inside :class:`CanonicalJSON` fragments too, as a reader of the
-    stored bytes would; the walk never descends past *limit*, so a cyclic
-    value ends as too deep instead of being followed forever.
-
-    Raises:
-        EvidenceValueError: A key is not a string.
-        _TooDeep: The value nests deeper than *limit*.
-    """
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, CanonicalJSON):
-            if item.max_depth is not None and item.max_depth <= limit - depth + 1:
-                continue
-            if _v1.json_depth_exceeds(item.data, limit - depth + 1):
-                raise _TooDeep(f"nested deeper than {limit} levels")
-            continue
-        if depth > limit:
-            raise _TooDeep(f"nested deeper than {limit} levels")
-        if isinstance(item, dict):
-            for key, child in item.items():
-                if not isinstance(key, str):
-                    raise EvidenceValueError("object keys must be strings")
-                if isinstance(child, _NESTED):
-                    stack.append((child, depth + 1))
-        elif isinstance(item, (list, tuple)):
-            stack.extend((child, depth + 1) for child in item if isinstance(child, _NESTED))
-
-
 def encode_canonical(value: Any) -> tuple[bytes, Any]:
     """Encode *value* canonically; return the bytes and the value as stored.
 
-    The returned value is *value* itself unless lone surrogates had to be
-    replaced, in which case it is the cleaned copy, so that what a caller
-    returns is exactly what was stored. :class:`CanonicalJSON` fragments are
-    spliced in without being encoded again.
+    The bytes are ``verify_file.canonical_bytes`` of the value. The returned
+    value is *value* itself unless lone surrogates had to be replaced, in
+    which case it is the cleaned copy, so that what a caller returns is
+    exactly what was stored.
 
     Raises:
         EvidenceValueError: *value* holds NaN, Infinity, a non-JSON type or a
@@ -247,54 +192,37 @@ def encode_canonical(value: Any) -> tuple[bytes, Any]:
 
 
 def _encode_parts(value: Any) -> tuple[list[bytes], Any]:
-    """Like :func:`encode_canonical`, but the bytes come as parts.
-
-    A fragment stays its own part, so a large spliced body is written and
-    hashed without ever being copied.
-    """
-    _check_keys(value)
+    """Like :func:`encode_canonical`, but the bytes come as the encoder's pieces."""
     try:
-        return _encode_with_fragments(value), value
+        return list(_pieces(value)), value
     except UnicodeEncodeError:
         cleaned = replace_lone_surrogates(value)
-        return _encode_with_fragments(cleaned), cleaned
+        return list(_pieces(cleaned)), cleaned
 
 
-def _encode_with_fragments(value: Any) -> list[bytes]:
-    fragments: list[bytes] = []
-    token = secrets.token_hex(16)
-
-    def default(obj: object) -> str:
-        if isinstance(obj, CanonicalJSON):
-            fragments.append(obj.data)
-            return f"\x00{token}:{len(fragments) - 1}\x00"
-        raise EvidenceValueError(f"{type(obj).__name__} is not a JSON type")
-
-    encoder = json.JSONEncoder(
-        ensure_ascii=False,
-        sort_keys=True,
-        separators=(",", ":"),
-        allow_nan=False,
-        default=default,
-    )
+def _pieces(value: Any) -> Iterator[bytes]:
+    """``verify_file.canonical_pieces`` of *value*, its errors as the writer's own."""
     try:
-        text = encoder.encode(value)
+        yield from _v1.canonical_pieces(value)
+    except _v1.JSONTooDeep as exc:
+        raise _TooDeep(str(exc)) from exc
+    except UnicodeEncodeError:
+        raise
     except ValueError as exc:
-        if isinstance(exc, (EvidenceValueError, UnicodeEncodeError)):
-            raise
         raise EvidenceValueError("NaN and Infinity are not JSON") from exc
-    except (TypeError, RecursionError) as exc:
+    except TypeError as exc:
+        raise EvidenceValueError(str(exc)) from exc
+    except RecursionError as exc:  # pragma: no cover - the depth check comes first
         raise EvidenceValueError("value is not JSON") from exc
-    data = (text + "\n").encode("utf-8")
-    parts: list[bytes] = []
-    for index, fragment in enumerate(fragments):
-        placeholder = f'"\\u0000{token}:{index}\\u0000"'.encode("ascii")
-        if data.count(placeholder) != 1:
-            raise EvidenceValueError("a canonical fragment could not be placed")
-        before, data = data.split(placeholder)
-        parts += [before, fragment]
-    parts.append(data)
-    return parts
+
+
+class _TooLarge(Exception):
+    """The payload grew past ``verify_file.MAX_PAYLOAD_BYTES`` while it was written."""
+
+
+#: Pieces are written in runs of about this many bytes: one ``write`` per
+#: piece would cost a system call per work of a page.
+_WRITE_STEP = 64 * 1024
 
 
 # ------------------------------------------------------------ file system
@@ -317,9 +245,11 @@ class _RecordDir:
         self.fd = fd
 
     def publish(
-        self, name: str, parts: list[bytes], *, sync_dir: bool = True, exclusive: bool = False
+        self, name: str, parts: Iterable[bytes], *, sync_dir: bool = True, exclusive: bool = False
     ) -> None:
-        """Publish *parts* (the file's bytes) atomically as *name*.
+        """Publish *parts* (the file's bytes, read once) atomically as *name*.
+
+        An exception while *parts* are read removes the pending file.
 
         With ``sync_dir=False`` the rename is left for the next folder fsync
         to make durable: the writer does so for ``provider.json``, whose
@@ -490,29 +420,55 @@ class RecordWriter:
             self._on_stage(stage, self.evidence_id)
 
     def _publish(self, name: str, value: Any, *, sync_dir: bool = True) -> Any:
+        """Encode *value* once, writing, counting and hashing the same bytes as they come.
+
+        The payload is never held whole: a page's pieces are written as they
+        are encoded. A value refused on the way (too deep, too large, not
+        JSON) leaves no file behind; a lone surrogate restarts the write with
+        the value cleaned.
+        """
         if name in self._files or self._seal is not None:
             raise RuntimeError(f"{name} was already written")
         try:
-            parts, stored = _encode_parts(value)
+            try:
+                self._files[name] = self._write(name, value, sync_dir=sync_dir)
+            except UnicodeEncodeError:
+                value = replace_lone_surrogates(value)
+                self._files[name] = self._write(name, value, sync_dir=sync_dir)
         except _TooDeep as exc:
             raise EvidenceStorageError(
                 StorageReason.TOO_DEEP, evidence_id=self.evidence_id, file=name
             ) from exc
-        if sum(map(len, parts)) > _v1.MAX_PAYLOAD_BYTES:
+        except _TooLarge as exc:
             raise EvidenceStorageError(
                 StorageReason.TOO_LARGE, evidence_id=self.evidence_id, file=name
-            )
-        try:
-            self._dir.publish(name, parts, sync_dir=sync_dir)
+            ) from exc
         except OSError as exc:
             raise EvidenceStorageError.from_os_error(
                 exc, evidence_id=self.evidence_id, file=name
             ) from exc
+        return value
+
+    def _write(self, name: str, value: Any, *, sync_dir: bool) -> dict[str, Any]:
         digest = hashlib.sha256()
-        for part in parts:
-            digest.update(part)
-        self._files[name] = {"bytes": sum(map(len, parts)), "sha256": digest.hexdigest()}
-        return stored
+        size = 0
+
+        def runs() -> Iterator[bytes]:
+            nonlocal size
+            run = bytearray()
+            for piece in _pieces(value):
+                size += len(piece)
+                if size > _v1.MAX_PAYLOAD_BYTES:
+                    raise _TooLarge
+                digest.update(piece)
+                run += piece
+                if len(run) >= _WRITE_STEP:
+                    yield bytes(run)
+                    run.clear()
+            yield bytes(run)
+
+        self._dir.publish(name, runs(), sync_dir=sync_dir)
+        return {"bytes": size, "sha256": digest.hexdigest()}
 
     def write_request(self, value: Any) -> Any:
         """Publish ``request.json``; written before any provider call.

@@ -67,15 +67,21 @@ __all__ = [
     "PAYLOADS",
     "RESERVED_DIR",
     "SCHEMA_VERSION",
+    "SPLIT_DEPTH",
     "VERIFIED",
     "Code",
     "Finding",
+    "JSONTooDeep",
     "Outcome",
+    "ParsedJSON",
     "RecordResult",
     "RootResult",
     "Severity",
     "canonical_bytes",
     "format_timestamp",
+    "canonical_pieces",
+    "canonical_text",
+    "check_json_value",
     "is_check_record",
     "is_evidence_id",
     "json_depth_exceeds",
@@ -116,7 +122,7 @@ MAX_MANIFEST_BYTES = 1 << 20
 #: its strings never grow (an escape stays as long or gets shorter) and its
 #: numbers at most 4.5 times (``1e15`` becomes ``1000000000000000.0``), so a
 #: body needs at most 18 MiB. The limit leaves more than three times that.
-#: The writer refuses a larger payload before writing it; readers never read
+#: The writer refuses a larger payload before publishing it; readers never read
 #: more than this plus one byte.
 MAX_PAYLOAD_BYTES = 64 << 20
 #: Deepest nesting of JSON arrays and objects that any evidence file may hold
@@ -143,9 +149,6 @@ VERIFIER_VERSION = "0.2.0b1"
 _ID_RE = re.compile(r"[0-9a-f]{32}")
 _DIGEST_RE = re.compile(r"[0-9a-f]{64}")
 _BOM = b"\xef\xbb\xbf"
-_ENCODER = json.JSONEncoder(
-    ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
-)
 
 
 class _StrEnum(str, enum.Enum):  # noqa: UP042 - enum.StrEnum is 3.11+
@@ -332,15 +335,150 @@ class RecordsVerifier(Protocol):
 
 # ----------------------------------------------------------------- encoding
 
+#: Objects and arrays this close to the top of a value (or of a
+#: :class:`ParsedJSON` inside it) are encoded member by member by
+#: :func:`canonical_pieces`, so that a large page is never one ``str`` beside
+#: its UTF-8 bytes: a works page's ``results`` array gives one piece per work.
+SPLIT_DEPTH = 2
+
+
+class JSONTooDeep(ValueError):
+    """A value nests deeper than the limit asked for (or is cyclic)."""
+
+
+@dataclass(frozen=True)
+class ParsedJSON:
+    """A value that ``json.loads`` produced, to be encoded without being walked again.
+
+    ``json.loads`` only makes objects with string keys, so the encoder need
+    not look for other keys in it. *max_depth*, when given, is how deep the
+    bytes it was parsed from nest at most (a caller that checked them with
+    :func:`json_depth_exceeds` passes the limit it checked, and parsing never
+    nests deeper); without it, or when it leaves no room, the value is
+    walked. The encoder writes the value itself; the wrapper never appears
+    in the bytes.
+    """
+
+    value: Any
+    #: An upper bound on the nesting of :attr:`value` that the caller guarantees.
+    max_depth: int | None = None
+
+
+def check_json_value(value: Any, limit: int = MAX_JSON_DEPTH) -> None:
+    """Refuse a value the v1 format cannot hold, in one walk that never recurses.
+
+    Object keys must be strings: the standard encoder would silently write an
+    int, float, bool or None key as a string, and the value read back would
+    not be the value given. Nesting deeper than *limit* is refused too; the
+    walk never descends past *limit*, so a cyclic value ends as too deep
+    instead of being followed forever. A :class:`ParsedJSON` is not walked
+    when its ``max_depth`` fits. NaN, Infinity, types that are not JSON and
+    lone surrogates are left to the encoder, which refuses them at C speed.
+
+    Raises:
+        TypeError: An object key is not a string.
+        JSONTooDeep: The value nests deeper than *limit*.
+    """
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, ParsedJSON):
+            if item.max_depth is None or item.max_depth > limit - depth + 1:
+                stack.append((item.value, depth))
+            continue
+        if depth > limit:
+            raise JSONTooDeep(f"nested deeper than {limit} levels")
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    raise TypeError("object keys must be strings")
+                if isinstance(child, _NESTED):
+                    stack.append((child, depth + 1))
+        elif isinstance(item, (list, tuple)):
+            stack.extend((child, depth + 1) for child in item if isinstance(child, _NESTED))
+
+
+def _unwrap(obj: object) -> Any:
+    if isinstance(obj, ParsedJSON):
+        return obj.value
+    raise TypeError(f"{type(obj).__name__} is not a JSON type")
+
+
+_NESTED = (dict, list, tuple, ParsedJSON)
+#: THE canonical encoder: the only place the v1 form's settings are written down.
+_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False, default=_unwrap
+)
+
+
+def canonical_pieces(value: Any) -> Iterator[bytes]:
+    """Encode *value* in the v1 canonical form, as consecutive UTF-8 pieces.
+
+    Joining the pieces gives exactly :func:`canonical_bytes`, trailing newline
+    included. Objects and arrays within :data:`SPLIT_DEPTH` levels of the top
+    (and of every :class:`ParsedJSON`) are split into their members; every
+    string lies inside one piece. The value is checked first
+    (:func:`check_json_value`), so a refused value yields nothing.
+
+    Raises:
+        TypeError: A non-string object key, or a value that is not JSON.
+        JSONTooDeep: Nesting deeper than :data:`MAX_JSON_DEPTH`.
+        ValueError: NaN or Infinity.
+        UnicodeEncodeError: A lone surrogate in a string (a ``ValueError``).
+    """
+    check_json_value(value)
+    return _pieces(value)
+
+
+def _pieces(value: Any) -> Iterator[bytes]:
+    yield from _members(value, 0)
+    yield b"\n"
+
+
+def _members(value: Any, depth: int) -> Iterator[bytes]:
+    if isinstance(value, ParsedJSON):
+        value, depth = value.value, 0
+    if depth < SPLIT_DEPTH:
+        if isinstance(value, dict) and value:
+            separator = b"{"
+            for key in sorted(value):
+                yield separator + _ENCODER.encode(key).encode("utf-8") + b":"
+                separator = b","
+                yield from _members(value[key], depth + 1)
+            yield b"}"
+            return
+        if isinstance(value, (list, tuple)) and value:
+            separator = b"["
+            for item in value:
+                yield separator
+                separator = b","
+                yield from _members(item, depth + 1)
+            yield b"]"
+            return
+    yield _ENCODER.encode(value).encode("utf-8")
+
 
 def canonical_bytes(value: Any) -> bytes:
-    """Encode *value* in the v1 canonical form.
+    """Encode *value* in the v1 canonical form, in one piece.
 
-    Sorted keys, compact separators, UTF-8 without BOM, no NaN or Infinity and
-    one trailing newline. Raises ``ValueError`` (NaN, Infinity), ``TypeError``
-    (a non-JSON type) or ``UnicodeEncodeError`` (a lone surrogate).
+    Sorted keys, compact separators, UTF-8 without BOM, no NaN or Infinity,
+    string keys only and one trailing newline. The same bytes as
+    :func:`canonical_pieces` joined, refusing the same values with the same
+    exceptions; for small values.
     """
+    check_json_value(value)
     return (_ENCODER.encode(value) + "\n").encode("utf-8")
+
+
+def canonical_text(value: Any) -> str:
+    """The canonical form of *value* as text: before UTF-8, without the newline.
+
+    For text shown rather than stored (the answer a model reads), so it
+    refuses the same values as :func:`canonical_bytes` except a lone
+    surrogate, which only UTF-8 cannot hold.
+    """
+    check_json_value(value)
+    return _ENCODER.encode(value)
 
 
 # One translation keeps only quotes and brackets, and writes every bracket as
@@ -471,7 +609,9 @@ def parse_canonical(data: bytes) -> tuple[Any, str | None]:
     except ValueError:  # UnicodeDecodeError and JSONDecodeError are ValueErrors.
         return None, _Strictness.UNPARSABLE.value
     try:
-        again = canonical_bytes(value)
+        # Not canonical_bytes: json.loads makes string keys only and the depth
+        # was checked above, so the value need not be walked again.
+        again = (_ENCODER.encode(value) + "\n").encode("utf-8")
     except (ValueError, TypeError):
         return None, _Strictness.NOT_CANONICAL.value
     if again != data:

@@ -18,7 +18,6 @@ blocking work runs in a worker thread inside a shielded scope, so that:
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sys
@@ -210,8 +209,11 @@ def _integral(value: Any) -> Any:
 
 
 def _result(reply: Reply) -> types.CallToolResult:
+    # Imported here: tools/list must not wait for the evidence package.
+    from notanda_evidence.verify_file import canonical_text
+
     # Compact: the model reads this text on every answer (issue 11).
-    text = json.dumps(reply.content, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    text = canonical_text(reply.content)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
         structured_content=reply.content,

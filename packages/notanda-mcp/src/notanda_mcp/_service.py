@@ -622,16 +622,16 @@ def _invalid_response(evidence_id: str, invalid: Any) -> dict[str, Any]:
 def _from_result(
     evidence_id: str, result: SearchResult | None, request: SearchRequest
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    from notanda_evidence import CanonicalJSON
+    from notanda_evidence import ParsedJSON
 
     response: dict[str, Any]
     if result is None:
         return _not_attempted(), _busy(evidence_id)
     observation = result.observation
     provider = observation.record_fields()
-    if observation.body_canonical is not None:
+    if observation.has_body:
         # Parsed from a body _body_too_deep passed: it nests no deeper than that.
-        provider["observed_json"] = CanonicalJSON(observation.body_canonical, _body_depth())
+        provider["observed_json"] = ParsedJSON(observation.body_json, _body_depth())
     if result.ok:
         response = {
             "content_notice": NOTICE,
@@ -722,7 +722,7 @@ def _from_check(
     evidence_id: str, check: ReferenceCheck | None, parsed: ParsedReferences
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``provider.json`` (one entry per request, each with its own body) and ``response.json``."""
-    from notanda_evidence import CanonicalJSON
+    from notanda_evidence import ParsedJSON
 
     if check is None:
         return _check_provider([], _max_attempts(parsed)), _busy(evidence_id)
@@ -734,8 +734,8 @@ def _from_check(
             "capture": observation.capture.value,
             "purpose": attempt.purpose,
         }
-        if observation.body_canonical is not None:
-            entry["observed_json"] = CanonicalJSON(observation.body_canonical)
+        if observation.has_body:
+            entry["observed_json"] = ParsedJSON(observation.body_json)
         attempts.append(entry)
     provider = _check_provider(attempts, _max_attempts(parsed))
     if check.failure is not None:

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from ._canonical import canonical_json_bytes
     from ._checking import (
         DEFAULT_CHECK_CONCURRENCY,
         DEFAULT_CHECK_DEADLINE_S,
@@ -137,7 +136,6 @@ _EXPORTS = {
     "WORK_SELECT_FIELDS": "._works",
     "WORK_TYPES": "._vocabulary",
     "Work": "._works",
-    "canonical_json_bytes": "._canonical",
     "load_core_config": "._config",
     "parse_references": "._references",
     "prepare_search": "._query",
@@ -202,7 +200,6 @@ __all__ = [
     "Verdict",
     "Work",
     "__version__",
-    "canonical_json_bytes",
     "load_core_config",
     "parse_references",
     "prepare_search",

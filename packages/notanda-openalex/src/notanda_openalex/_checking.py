@@ -102,7 +102,7 @@ class CheckAttempt:
 
     #: An :class:`AttemptPurpose` value: ``doi_batch`` or ``title``.
     purpose: str
-    #: The request and what came back: capture, attempt, ``body_canonical``.
+    #: The request and what came back: capture, attempt, ``body_json``.
     observation: ProviderObservation
 
 

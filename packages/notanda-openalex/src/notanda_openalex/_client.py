@@ -249,8 +249,8 @@ class OpenAlexClient:
         Applies the same rules as the observation's slow path (secret values,
         secret-named keys, secret URL parameters, lone surrogates), e.g. to a
         request record before it is stored. A value those rules would not
-        change is returned itself, after one look at its canonical bytes;
-        otherwise the result is a scrubbed copy.
+        change is returned itself, after one look at it; otherwise the result
+        is a copy in which only the changed parts were rebuilt.
         """
         return self._scrubber.scrubbed(value)
 

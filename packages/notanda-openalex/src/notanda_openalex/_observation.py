@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -17,7 +16,7 @@ PROVENANCE_HEADERS = frozenset(
 
 
 class Capture(StrEnum):
-    """What :attr:`ProviderObservation.body_canonical` holds, and why."""
+    """What :attr:`ProviderObservation.body_json` holds, and why."""
 
     #: No request was made (configuration error).
     NOT_ATTEMPTED = "not_attempted"
@@ -30,7 +29,7 @@ class Capture(StrEnum):
     BODY_INCOMPLETE_NOT_RETAINED = "body_incomplete_not_retained"
     #: The complete body was not UTF-8 JSON, or nested too deep; it is not kept.
     NON_JSON_BODY_NOT_RETAINED = "non_json_body_not_retained"
-    #: The parsed JSON body, secrets redacted, re-encoded canonically: not the wire bytes.
+    #: The parsed JSON body, secrets redacted; stored re-encoded canonically, not as the wire bytes.
     PARSED_JSON = "parsed_json_with_secret_redaction_not_wire_bytes"
     #: JSON whose secret could not be removed (it spans JSON structure); withheld.
     JSON_WITHHELD = "json_body_withheld_secret_not_removable"
@@ -68,7 +67,7 @@ class ProviderObservation(BaseModel):
     """The provider record to persist next to a search.
 
     The server writes ``{**observation.record_fields(), "observed_json":
-    <body_canonical>}``, splicing :attr:`body_canonical` in verbatim.
+    body_json}`` when :attr:`has_body`; the evidence writer encodes it, once.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -79,9 +78,9 @@ class ProviderObservation(BaseModel):
     max_attempts: Literal[1] = 1
     #: ``None`` when no request was made.
     attempt: ProviderAttempt | None
-    #: Canonical JSON bytes of the scrubbed parsed body, no trailing newline;
-    #: ``None`` when there is no JSON body.
-    body_canonical: bytes | None = Field(default=None, repr=False)
+    #: The parsed body with secrets scrubbed, as a JSON value (shared, not
+    #: copied: do not change it); ``None`` unless :attr:`has_body`.
+    body_json: Any = Field(default=None, repr=False)
 
     def record_fields(self) -> dict[str, Any]:
         """Return everything except the body, JSON-safe.
@@ -98,8 +97,6 @@ class ProviderObservation(BaseModel):
         }
 
     @property
-    def body_json(self) -> Any:
-        """Parse :attr:`body_canonical` (on every access); ``None`` when there is none."""
-        if self.body_canonical is None:
-            return None
-        return json.loads(self.body_canonical)
+    def has_body(self) -> bool:
+        """Whether :attr:`body_json` holds the body (JSON ``null`` is a body too)."""
+        return self.capture is Capture.PARSED_JSON

@@ -1,15 +1,18 @@
 """From what the network layer observed to a :class:`SearchResult`. Pure.
 
 :func:`result_from_exchange` is a function of the status, headers, body bytes,
-the time and the secrets: no I/O. It decodes the body once (UTF-8, strict),
-parses it once, encodes it once into canonical JSON (scrubbing only when the
-encoded bytes show a reason to) and builds the citation blocks from the value
-those bytes encode. The raw body is released as soon as it is decoded.
+the time and the secrets: no I/O. It looks at the body's bytes once for
+anything scrubbing could change, decodes them once (UTF-8, strict), parses
+them once, walks the parsed value only when the look found something, and
+builds the works from that value, which the observation carries to the
+evidence writer: nothing here encodes it. The raw body is released as soon as
+it is decoded.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,7 +27,7 @@ from ._observation import PROVENANCE_HEADERS, Capture, ProviderAttempt, Provider
 from ._query import SearchRequest
 from ._ratelimit import classify_429, parse_retry_after
 from ._result import SearchFailure, SearchResult
-from ._secrets import SecretScrubber, scrubbed_canonical
+from ._secrets import BodyLook, SecretScrubber
 from ._works import Work, normalize_work
 
 __all__ = ["AttemptStart", "DepthCheck", "Exchange", "result_from_body", "result_from_exchange"]
@@ -68,6 +71,24 @@ class Exchange:
 
 def _reject_constant(name: str) -> Any:
     raise ValueError("NaN and Infinity are not JSON")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if math.isinf(number):
+        raise ValueError("a number too large for JSON's finite doubles")
+    return number
+
+
+def _parse(text: str) -> Any:
+    """Parse strictly: NaN, Infinity and numbers that overflow to infinity are refused.
+
+    The evidence writer refuses infinity too; finding it here makes the body
+    a ``malformed_json`` failure instead of an unwritable record. The float
+    hook costs little: pages hold far fewer numbers with a fraction or an
+    exponent than characters.
+    """
+    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
 
 
 def _header_pairs(headers: HeaderInput) -> list[tuple[str, str]]:
@@ -163,12 +184,14 @@ def result_from_exchange(
     text: str | None = None
     parsed: Any = None
     has_json = False
+    look = BodyLook.SECRETS
 
     if body is not None:
         body_bytes = len(body)
         if too_deep is not None and too_deep(body):
             problem, error_type = ProviderReason.TOO_DEEP, ProviderReason.TOO_DEEP.value
         else:
+            look = scrubber.look_at_body(body)
             try:
                 text = decode_json_text(body)
             except UnicodeDecodeError as exc:
@@ -176,7 +199,7 @@ def result_from_exchange(
         del body
         if text is not None:
             try:
-                parsed = json.loads(text, parse_constant=_reject_constant)
+                parsed = _parse(text)
                 has_json = True
             except (ValueError, RecursionError) as exc:
                 problem, error_type = ProviderReason.MALFORMED_JSON, type(exc).__name__
@@ -189,16 +212,10 @@ def result_from_exchange(
         status_reason = _status_reason(status, headers, text, retry_after_s)
     text = None
 
-    body_canonical: bytes | None = None
     value: Any = None
     if has_json:
-        try:
-            body_canonical, value = scrubbed_canonical(parsed, scrubber)
-        except (ValueError, TypeError, RecursionError) as exc:
-            problem, error_type = ProviderReason.MALFORMED_JSON, type(exc).__name__
-            has_json = False
-        else:
-            capture = Capture.PARSED_JSON if body_canonical is not None else Capture.JSON_WITHHELD
+        value = scrubber.scrub_parsed(parsed, look)
+        capture = Capture.JSON_WITHHELD if scrubber.withholds_json else Capture.PARSED_JSON
         parsed = None
 
     reason: ProviderReason | None
@@ -213,7 +230,6 @@ def result_from_exchange(
     else:
         page = _works(value, limit, scrubber)
         reason = None if page is not None else ProviderReason.UNEXPECTED_SHAPE
-    value = None
 
     failure: SearchFailure | None = None
     if reason is not None:
@@ -241,7 +257,7 @@ def result_from_exchange(
             wire_bytes=exchange.wire_bytes,
             error_type=error_type,
         ),
-        body_canonical=body_canonical,
+        body_json=value if capture is Capture.PARSED_JSON else None,
     )
     if failure is not None or page is None:
         return SearchResult(

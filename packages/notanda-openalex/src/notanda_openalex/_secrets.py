@@ -2,25 +2,29 @@ r"""Keeping configured secrets, and values under secret-named keys, out of recor
 
 One :class:`SecretScrubber` per client holds every form in which a configured
 secret can appear: raw, percent-encoded (upper- and lower-case hex) and
-JSON-escaped. The fast path only *looks* (substring tests on bytes that are
-produced anyway); the walk that rebuilds a value runs only when a look finds
-something.
+JSON-escaped. A provider body is looked at once, as the bytes that came off
+the wire, before it is parsed (:meth:`SecretScrubber.look_at_body`); the parsed
+value is walked at most once, and not at all when the look finds nothing
+(:meth:`SecretScrubber.scrub_parsed`). Nothing here encodes JSON: the
+evidence writer alone does.
 
-The look is made on canonical JSON bytes, not on the provider's wire bytes:
-canonical JSON is the decoded value written with the fewest escapes (only
-``"``, ``\`` and control characters), so every ``\uXXXX`` or ``\/`` spelling
-of a character on the wire is already that character there, and "these bytes
-hold no form of a secret" means "no decoded string holds one". What the
-decoder of a URL could still turn into a secret (percent-encoding in any hex
-case, ``+`` for a space) is undone once more before looking.
+Bytes straight from the wire can spell a character as a JSON escape
+(``\u0041``, ``\/``) that the decoder turns into it. So the look first reads
+every escape in the body: one that decodes to a character of a configured
+secret (or any surrogate) means "walk everything"; one that decodes to a
+character of a secret name or of a URL's structure means "walk for names".
+With no such escape, what the decoder makes of each string is spelled
+literally in the bytes, and substring tests decide. What the decoder of a URL
+could still turn into a secret (percent-encoding in any hex case, ``+`` for a
+space) is undone once more before looking.
 """
 
 from __future__ import annotations
 
-import io
+import enum
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
 from urllib.parse import (
@@ -35,16 +39,14 @@ from urllib.parse import (
 
 from harvester.http import redact_url as _core_redact_url
 
-from ._canonical import ENCODER as _ENCODER
-from ._canonical import SPLIT_DEPTH, canonical_json_bytes, iter_canonical_pieces
 from ._text import has_lone_surrogate, replace_lone_surrogates
 
 __all__ = [
     "ABSTRACT_INDEX_KEY",
     "REDACTED",
     "SECRET_NAMES",
+    "BodyLook",
     "SecretScrubber",
-    "scrubbed_canonical",
 ]
 
 REDACTED = "REDACTED"
@@ -69,14 +71,41 @@ SECRET_NAMES = frozenset(
     }
 )
 
-#: Lower-case byte strings whose presence in canonical JSON means a secret-named
-#: key (``"api_key":``) may be present. Each is a suffix every matching spelling
-#: shares, so false positives only cost a walk of the piece.
-_KEY_TRIGGERS = (b'key":', b'token":', b'email":', b'mailto":', b'authorization":')
+#: A secret-named key (``"api_key":``) may be present, in lower-case body bytes,
+#: when one of these suffixes, shared by every matching spelling, is followed by
+#: the key's closing quote and its colon (with the whitespace a provider may put
+#: between them). Each suffix is found with ``bytes.find``: a regular expression
+#: of the alternatives costs a millisecond on a 100 KB page.
+_KEY_ENDINGS = (b'key"', b'token"', b'email"', b'mailto"', b'authorization"')
+_JSON_SPACE = b" \t\r\n"
 #: The same for secret-named URL query parameters (``api_key=``): what may
-#: precede an ``=``. Pieces hold few ``=`` signs, so each one is checked.
+#: precede an ``=``. Bodies hold few ``=`` signs, so each one is checked.
 _PARAM_ENDINGS = (b"key", b"token", b"email", b"mailto", b"authorization")
 _LONGEST_PARAM_ENDING = max(len(ending) for ending in _PARAM_ENDINGS)
+#: Every JSON escape, left to right: ``\uXXXX`` (group 1) or one character (group 2).
+_ESCAPE = re.compile(rb"\\(?:u([0-9a-fA-F]{4})|(.))", re.DOTALL)
+_SIMPLE_ESCAPES = {
+    b'"': '"',
+    b"\\": "\\",
+    b"/": "/",
+    b"b": "\b",
+    b"f": "\f",
+    b"n": "\n",
+    b"r": "\r",
+    b"t": "\t",
+}
+#: Characters an escape must not hide from the name rules: those of secret names
+#: in either case (and the Kelvin sign, which lowers to ``k``), and those of a
+#: URL's query and userinfo.
+_NAME_CHARS = frozenset(
+    "".join(SECRET_NAMES) + "".join(SECRET_NAMES).upper() + "\u212a" + "=%+@:/?&#"
+)
+#: Characters of JSON's structure: a secret holding one could span structure in
+#: the stored encoding, where no walk of the decoded strings can remove it.
+_STRUCTURE = frozenset('"\\,:[]{}')
+#: A secret made only of these could be a number or literal, which no walk of
+#: strings removes either.
+_TOKEN = re.compile(r"[-+.0-9eE]+|t?r?u?e?|f?a?l?s?e?|n?u?l?l?")
 
 _PERCENT_HEX = re.compile("%[0-9A-F]{2}")
 
@@ -87,13 +116,38 @@ _FOLDS_TO_NAME = ("\u212a".encode("utf-8"),)
 #: Characters a JSON encoder escapes: a secret holding one can be split between a
 #: JSON escape and a percent escape, which undoing the percent escapes alone misses.
 _JSON_ESCAPED = re.compile(r'["\\\x00-\x1f]')
-#: A URL with userinfo (``https://user:password@host``), in canonical bytes: an
+#: A URL with userinfo (``https://user:password@host``), in body bytes: an
 #: escaped character (``\\"``) does not end the host part, a real quote does.
 _USERINFO = re.compile(rb'://(?:[^/?#@"\\]|\\.)*@')
-#: Canonical bytes are looked at in groups of about this size, so that a large
-#: page is never copied whole for the look (a string never spans two groups),
-#: and a flagged group early in a page wastes little before the per-piece path.
-_LOOK_STEP = 64 * 1024
+
+
+#: Percent escapes are undone in windows of this many bytes (plus an overlap), so
+#: that a 4 MiB page is never decoded whole: ``unquote_to_bytes`` holds three
+#: times its input in pieces.
+_DECODE_STEP = 64 * 1024
+#: How many body bytes a percent-encoded secret name and its ``=`` span at most.
+_NAME_REACH = 12 * max(len(name) for name in SECRET_NAMES) + 8
+
+
+def _windows(data: bytes | bytearray, reach: int) -> Iterator[bytes]:
+    """*data* in overlapping windows: whatever spans at most *reach* bytes lies inside one."""
+    start = 0
+    while True:
+        yield bytes(data[start : start + _DECODE_STEP + reach])
+        start += _DECODE_STEP
+        if start + reach >= len(data):
+            return
+
+
+class BodyLook(enum.Enum):
+    """What a look at a body's bytes found: how much of the parsed value to walk."""
+
+    #: Nothing scrubbing could change: the parsed value is kept as it is.
+    CLEAN = "clean"
+    #: No secret, but perhaps a secret-named key, URL parameter or userinfo.
+    NAMES = "names"
+    #: Perhaps a secret, a lone surrogate or an escape hiding either.
+    SECRETS = "secrets"
 
 
 def _secret_forms(secret: str) -> set[str]:
@@ -129,24 +183,46 @@ class SecretScrubber:
         self._percent_unsure = any(
             _JSON_ESCAPED.search(value) or "\ufffd" in value for value in values if value
         )
+        #: How many body bytes a percent-encoded secret spans at most (four
+        #: UTF-8 bytes of three characters each per character).
+        self._encoded_reach = 12 * max((len(value) for value in values), default=0) + 8
+        #: Every character of every form: an escape decoding to one may hide a secret.
+        self._secret_chars = frozenset("".join(text_forms) + "".join(values))
+        self._withholds_json = any(
+            not _STRUCTURE.isdisjoint(form) or _TOKEN.fullmatch(form) is not None
+            for form in text_forms
+        )
 
     @property
     def has_secrets(self) -> bool:
         """Whether any secret value is configured."""
         return bool(self._text_forms)
 
-    def contains_secret(self, data: bytes) -> bool:
-        """Return whether *data* (UTF-8 or canonical JSON) holds any secret form."""
+    @property
+    def withholds_json(self) -> bool:
+        r"""Whether a JSON body must be withheld whatever it holds.
+
+        True when a configured secret could span JSON structure or be a
+        number or literal in the stored encoding (it holds one of
+        ``"\\,:[]{}``, or consists of characters of numbers, ``true``,
+        ``false`` or ``null``): a walk of the decoded strings cannot remove it
+        there, and only the encoder sees that encoding.
+        """
+        return self._withholds_json
+
+    def contains_secret(self, data: bytes | bytearray) -> bool:
+        """Return whether *data* (UTF-8) holds any secret form."""
         return any(form in data for form in self._byte_forms)
 
-    def may_hold_secret(self, data: bytes) -> bool:
+    def may_hold_secret(self, data: bytes | bytearray) -> bool:
         """Return whether *data* holds a secret form, or one after URL decoding.
 
-        *data* is canonical JSON, or a part of it holding whole strings. What
-        ``parse_qsl`` makes of a query in here (``%XX`` in either hex case,
-        ``+`` for a space) is undone for the whole of *data* at once: names and
-        values are decoded the same way wherever they stand, and the decoding
-        of a query's part is a part of the whole's decoding.
+        *data* is UTF-8 JSON whose escapes were already looked at (see
+        :meth:`look_at_body`). What ``parse_qsl`` makes of a query in here
+        (``%XX`` in either hex case, ``+`` for a space) is undone for the whole
+        of *data* at once: names and values are decoded the same way wherever
+        they stand, and the decoding of a query's part is a part of the
+        whole's decoding.
         """
         if not self._byte_forms:
             return False
@@ -157,15 +233,18 @@ class SecretScrubber:
                 return True
         elif not (self._plus_matters and b"+" in data):
             return False
-        return self.contains_secret(unquote_to_bytes(data.replace(b"+", b" ")))
+        return any(
+            self.contains_secret(unquote_to_bytes(window.replace(b"+", b" ")))
+            for window in _windows(data, self._encoded_reach)
+        )
 
-    def may_hold_name(self, data: bytes) -> bool:
+    def may_hold_name(self, data: bytes | bytearray) -> bool:
         """Return whether *data* may hold a secret-named key or URL parameter, or URL userinfo.
 
-        *data* is canonical JSON, or a part of it holding whole strings and
-        whole ``"key":`` pairs. A parameter's name is looked for as written
-        and percent-decoded; a name spelled with a character whose lower
-        case is ASCII (the Kelvin sign) counts too.
+        *data* is UTF-8 JSON whose escapes were already looked at. A
+        parameter's name is looked for as written and percent-decoded; a name
+        spelled with a character whose lower case is ASCII (the Kelvin sign)
+        counts too.
         """
         if b"@" in data and _USERINFO.search(data) is not None:
             return True
@@ -173,33 +252,62 @@ class SecretScrubber:
             return True
         if b"%" not in data:
             return False
-        decoded = unquote_to_bytes(data)
-        return any(mark in decoded for mark in _FOLDS_TO_NAME) or _names_may_occur(decoded.lower())
+        for window in _windows(data, _NAME_REACH):
+            decoded = unquote_to_bytes(window)
+            if any(mark in decoded for mark in _FOLDS_TO_NAME) or _names_may_occur(decoded.lower()):
+                return True
+        return False
 
-    def may_change(self, data: bytes) -> bool:
-        """Return whether scrubbing could change the value *data* encodes.
+    def look_at_body(self, body: bytes | bytearray) -> BodyLook:
+        """Say how much of the value parsed from *body* scrubbing could change.
 
-        *data* is canonical JSON, or a part of it holding whole strings and
-        whole ``"key":`` pairs. ``False`` is a promise: :meth:`scrub_value`
-        would return the value unchanged, so it need not run. ``True`` only
-        means a closer look is needed (a word such as ``"monkey":`` is a false
-        alarm). Linear in the size of *data*.
+        *body* is the provider's UTF-8 JSON as received. :attr:`BodyLook.CLEAN`
+        is a promise: :meth:`scrub_value` would return the parsed value
+        unchanged. The other answers only mean a walk is needed (a word such
+        as ``"monkey":`` is a false alarm). Linear in the size of *body*;
+        nothing is copied unless the body holds percent escapes.
         """
-        return self.may_hold_secret(data) or self.may_hold_name(data)
+        data = body
+        names = False
+        if b"\\" in data:
+            for code, simple in set(_ESCAPE.findall(data)):
+                char = chr(int(code, 16)) if code else _SIMPLE_ESCAPES.get(simple, "")
+                if "\ud800" <= char <= "\udfff" or char in self._secret_chars:
+                    return BodyLook.SECRETS
+                names = names or char in _NAME_CHARS
+        if self.may_hold_secret(data):
+            return BodyLook.SECRETS
+        if names or self.may_hold_name(data):
+            return BodyLook.NAMES
+        return BodyLook.CLEAN
+
+    def scrub_parsed(self, value: Any, look: BodyLook) -> Any:
+        """Scrub the value parsed from a body, walking it at most once.
+
+        *look* is :meth:`look_at_body` of the bytes it was parsed from. Parts
+        that need no change are shared with *value*, and *value* itself comes
+        back when nothing changed.
+        """
+        if look is BodyLook.SECRETS:
+            return self._scrub(value, words=False)
+        if look is BodyLook.NAMES:
+            return self._redact_names(value, words=False)
+        return value
 
     def scrubbed(self, value: Any) -> Any:
         """Return :meth:`scrub_value` of *value*, or *value* itself when that changes nothing.
 
-        The value is encoded once to look at it; only a look that finds
-        something (see :meth:`may_change`) walks it.
+        For a value built in Python (a request record): it is written out once
+        with ``json.dumps`` (at C speed, in no particular form) and looked at as
+        a body would be; only a look that finds something walks it.
         """
         try:
-            data = canonical_json_bytes(value)
-        except (ValueError, TypeError, RecursionError):  # includes UnicodeEncodeError
+            data = json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except (ValueError, TypeError, RecursionError):  # includes a lone surrogate
             return self.scrub_value(value)
-        if self.may_change(data):
-            return self.scrub_value(value)
-        return value
+        if self.look_at_body(data) is BodyLook.CLEAN:
+            return value
+        return self.scrub_value(value)
 
     def text_contains_secret(self, text: str) -> bool:
         """Return whether *text* holds any secret form."""
@@ -256,7 +364,9 @@ class SecretScrubber:
         return urlunsplit(parts._replace(query=urlencode(cleaned)))
 
     def scrub_value(self, value: Any) -> Any:
-        """Return a scrubbed copy of a parsed JSON value (the slow path).
+        """Return a parsed JSON value scrubbed, sharing every part that needs no change.
+
+        *value* itself comes back when nothing changes.
 
         Strings lose secret forms and lone surrogates; strings that start with
         ``http://`` or ``https://`` also go through :meth:`scrub_url`; the value
@@ -273,31 +383,43 @@ class SecretScrubber:
         For a value known to hold no secret and no lone surrogate: returns
         *value* itself when nothing is redacted.
         """
+        return self._scrub(value, words=words, names_only=True)
+
+    def _scrub(self, value: Any, *, words: bool, names_only: bool = False) -> Any:
+        """Apply every rule (or only the name rules); copy on write, sharing unchanged parts."""
         if isinstance(value, str):
-            if ("=" in value or "@" in value) and value[:8].lower().startswith(
-                ("http://", "https://")
-            ):
-                cleaned = self.scrub_url(value)
-                return value if cleaned == value else cleaned
-            return value
+            if names_only:
+                if not ("=" in value or "@" in value):
+                    return value
+                text = value
+            else:
+                text = self.scrub_text(value)
+            if text[:8].lower().startswith(("http://", "https://")):
+                text = self.scrub_url(text)
+            return value if text == value else text
         if isinstance(value, dict):
             copy: dict[Any, Any] | None = None
             for index, (key, item) in enumerate(value.items()):
-                if isinstance(key, str) and not words and key.lower() in SECRET_NAMES:
-                    new = item if item is None else REDACTED
+                new_key = key
+                if not isinstance(key, str):
+                    new = self._scrub(item, words=False, names_only=names_only)
                 else:
-                    new = self._redact_names(
-                        item, words=key == ABSTRACT_INDEX_KEY and isinstance(item, dict)
-                    )
-                if copy is None and new is not item:
+                    if not names_only:
+                        new_key = self.scrub_text(key)
+                    if not words and key.lower() in SECRET_NAMES and item is not None:
+                        new = REDACTED
+                    else:
+                        nested_words = key == ABSTRACT_INDEX_KEY and isinstance(item, dict)
+                        new = self._scrub(item, words=nested_words, names_only=names_only)
+                if copy is None and (new is not item or new_key != key):
                     copy = dict(islice(value.items(), index))
                 if copy is not None:
-                    copy[key] = new
+                    copy[new_key] = new
             return value if copy is None else copy
         if isinstance(value, (list, tuple)):
             items: list[Any] | None = None
             for index, item in enumerate(value):
-                new = self._redact_names(item, words=False)
+                new = self._scrub(item, words=False, names_only=names_only)
                 if items is None and new is not item:
                     items = list(value[:index])
                 if items is not None:
@@ -305,186 +427,21 @@ class SecretScrubber:
             return value if items is None else items
         return value
 
-    def _scrub(self, value: Any, *, words: bool) -> Any:
-        if isinstance(value, str):
-            text = self.scrub_text(value)
-            if text[:8].lower().startswith(("http://", "https://")):
-                text = self.scrub_url(text)
-            return text
-        if isinstance(value, dict):
-            result: dict[Any, Any] = {}
-            for key, item in value.items():
-                if not isinstance(key, str):
-                    result[key] = self._scrub(item, words=False)
-                elif not words and key.lower() in SECRET_NAMES and item is not None:
-                    result[self.scrub_text(key)] = REDACTED
-                else:
-                    result[self.scrub_text(key)] = self._scrub(
-                        item, words=key == ABSTRACT_INDEX_KEY and isinstance(item, dict)
-                    )
-            return result
-        if isinstance(value, (list, tuple)):
-            return [self._scrub(item, words=False) for item in value]
-        return value
 
-
-def _names_may_occur(lowered: bytes) -> bool:
-    """Whether lower-case canonical bytes may hold a secret-named key or URL parameter."""
-    if any(trigger in lowered for trigger in _KEY_TRIGGERS):
-        return True
+def _names_may_occur(lowered: bytes | bytearray) -> bool:
+    """Whether lower-case body bytes may hold a secret-named key or URL parameter."""
+    for ending in _KEY_ENDINGS:
+        index = lowered.find(ending)
+        while index >= 0:
+            after = index + len(ending)
+            while after < len(lowered) and lowered[after] in _JSON_SPACE:
+                after += 1
+            if lowered[after : after + 1] == b":":
+                return True
+            index = lowered.find(ending, index + 1)
     index = lowered.find(b"=")
     while index >= 0:
         if lowered[max(0, index - _LONGEST_PARAM_ENDING) : index].endswith(_PARAM_ENDINGS):
             return True
         index = lowered.find(b"=", index + 1)
     return False
-
-
-class _KeyChanged(Exception):
-    """Scrubbing changed an object key near the top; the sort order may change."""
-
-
-def _encoded(value: Any) -> bytes | None:
-    try:
-        return _ENCODER.encode(value).encode("utf-8")
-    except UnicodeEncodeError:
-        return None
-
-
-class _Emitter:
-    """Write canonical bytes, scrubbing only the pieces that need it.
-
-    Near the top (where :func:`iter_canonical_pieces` splits) objects and
-    arrays are walked here; below that, each value is encoded whole and only
-    walked by :meth:`SecretScrubber.scrub_value` if its bytes fail to encode
-    (lone surrogate) or :meth:`SecretScrubber.may_change` finds something. For a works page
-    a piece is one work, so a secret in one record costs one record's walk.
-    """
-
-    def __init__(self, scrubber: SecretScrubber, out: io.BytesIO) -> None:
-        self._scrubber = scrubber
-        self._out = out
-
-    def emit(self, value: Any, depth: int, *, words: bool) -> Any:
-        if depth < SPLIT_DEPTH:
-            if isinstance(value, dict) and value and all(isinstance(key, str) for key in value):
-                return self._emit_object(value, depth, words=words)
-            if isinstance(value, (list, tuple)) and value:
-                return self._emit_array(value, depth)
-        data = _encoded(value)
-        stored = value
-        if data is None or self._scrubber.may_hold_secret(data):
-            stored = self._scrubber._scrub(value, words=words)
-        elif self._scrubber.may_hold_name(data):
-            # No secret and no surrogate here: only the name rules can apply,
-            # and a false alarm (a word such as "key" in an abstract) keeps the bytes.
-            stored = self._scrubber._redact_names(value, words=words)
-        if data is None or stored is not value:
-            data = _encoded(stored)
-            if data is None:  # pragma: no cover - scrubbing replaces every surrogate
-                raise UnicodeEncodeError("utf-8", "", 0, 1, "lone surrogate survived scrubbing")
-        self._out.write(data)
-        return stored
-
-    def _emit_object(self, value: dict[str, Any], depth: int, *, words: bool) -> Any:
-        changed = False
-        stored: dict[str, Any] = {}
-        separator = b"{"
-        for key in sorted(value):
-            clean_key = self._scrubber.scrub_text(key)
-            if clean_key != key:
-                raise _KeyChanged
-            item = value[key]
-            self._out.write(separator + _ENCODER.encode(key).encode("utf-8") + b":")
-            separator = b","
-            if not words and key.lower() in SECRET_NAMES and item is not None:
-                self._out.write(b'"' + REDACTED.encode("ascii") + b'"')
-                stored[key] = REDACTED
-                changed = True
-                continue
-            child = self.emit(
-                item, depth + 1, words=key == ABSTRACT_INDEX_KEY and isinstance(item, dict)
-            )
-            stored[key] = child
-            changed = changed or child is not item
-        self._out.write(b"}")
-        return stored if changed else value
-
-    def _emit_array(self, value: list[Any] | tuple[Any, ...], depth: int) -> Any:
-        changed = False
-        stored: list[Any] = []
-        separator = b"["
-        for item in value:
-            self._out.write(separator)
-            separator = b","
-            child = self.emit(item, depth + 1, words=False)
-            stored.append(child)
-            changed = changed or child is not item
-        self._out.write(b"]")
-        return stored if changed else value
-
-
-def _clean_canonical(value: Any, scrubber: SecretScrubber) -> bytes | None:
-    """The canonical bytes of *value* when scrubbing would change nothing, else ``None``.
-
-    The common case: one plain encode and one look, in groups of whole
-    pieces, and no walk of the value at all.
-    """
-    pieces: list[bytes] = []
-    group: list[bytes] = []
-    size = 0
-    for piece in iter_canonical_pieces(value):
-        group.append(piece)
-        size += len(piece)
-        if size >= _LOOK_STEP:
-            if scrubber.may_change(b"".join(group)):
-                return None
-            pieces += group
-            group, size = [], 0
-    if group and scrubber.may_change(b"".join(group)):
-        return None
-    pieces += group
-    del group
-    data = b"".join(pieces)
-    del pieces
-    # A secret spanning JSON structure, or two groups, is in no single group.
-    return None if scrubber.contains_secret(data) else data
-
-
-def scrubbed_canonical(value: Any, scrubber: SecretScrubber) -> tuple[bytes | None, Any]:
-    """Encode a parsed body once, scrubbing only the parts that need it.
-
-    Returns the canonical bytes of the scrubbed value and the value those
-    bytes encode: *value* itself when nothing needed scrubbing, otherwise a
-    copy in which only the affected parts were rebuilt. The bytes are ``None``
-    (the body is withheld) when a secret survives even a full walk, for
-    instance one that spans JSON structure.
-
-    Raises:
-        ValueError: NaN, Infinity or a circular reference.
-        TypeError: A value that is not JSON.
-        RecursionError: Nesting deeper than the encoder allows.
-    """
-    try:
-        data = _clean_canonical(value, scrubber)
-    except UnicodeEncodeError:  # a lone surrogate: the walk replaces it
-        data = None
-    if data is not None:
-        return data, value
-    out = io.BytesIO()
-    try:
-        stored = _Emitter(scrubber, out).emit(value, 0, words=False)
-    except _KeyChanged:
-        stored = scrubber.scrub_value(value)
-        data = canonical_json_bytes(stored)
-    else:
-        data = out.getvalue()
-    del out
-    if not scrubber.contains_secret(data):
-        return data, stored
-    # A secret across piece boundaries: scrub the whole value and try once more.
-    stored = scrubber.scrub_value(stored)
-    data = canonical_json_bytes(stored)
-    if scrubber.contains_secret(data):
-        return None, stored
-    return data, stored

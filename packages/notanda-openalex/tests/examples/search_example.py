@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from notanda_openalex import OpenAlexClient, SearchInputError, canonical_json_bytes, prepare_search
+from notanda_openalex import OpenAlexClient, SearchInputError, prepare_search
 
 
 def main(client: OpenAlexClient) -> int:
@@ -22,10 +22,11 @@ def main(client: OpenAlexClient) -> int:
 
     result = client.search(request)
 
-    # What the provider said, secrets redacted: store it next to the results.
+    # What the provider said, secrets redacted: store it next to the results
+    # (the MCP server hands it to notanda-evidence's writer, which encodes it).
     observation = result.observation
     provider_record = {**observation.record_fields(), "observed_json": observation.body_json}
-    print(f"provider record: {len(canonical_json_bytes(provider_record))} bytes")
+    print(f"provider record: {len(json.dumps(provider_record, ensure_ascii=False))} characters")
 
     if result.error is not None:
         print(f"failed: {json.dumps(result.error.to_record(), sort_keys=True)}")
