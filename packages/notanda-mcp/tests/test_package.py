@@ -48,7 +48,13 @@ def test_the_installed_metadata_pins_the_siblings_exactly() -> None:
 
 
 def test_public_names_are_guarded() -> None:
-    assert notanda_mcp.__all__ == ["NOTICE", "NotandaServer", "__version__", "build_server"]
+    assert notanda_mcp.__all__ == [
+        "NOTICE",
+        "NotandaMcpError",
+        "NotandaServer",
+        "__version__",
+        "build_server",
+    ]
     for name in notanda_mcp.__all__:
         assert getattr(notanda_mcp, name) is not None
     assert notanda_mcp.NOTICE == NOTICE
@@ -59,6 +65,7 @@ def test_public_names_are_guarded() -> None:
     exec("from notanda_mcp import *", namespace)  # noqa: S102 - the star import is the point
     assert sorted(k for k in namespace if not k.startswith("__")) == [
         "NOTICE",
+        "NotandaMcpError",
         "NotandaServer",
         "build_server",
     ]

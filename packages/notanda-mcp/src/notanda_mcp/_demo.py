@@ -28,6 +28,8 @@ from typing import Any
 
 from notanda_evidence.verify_file import printable
 
+from ._errors import NotandaMcpError
+
 __all__ = ["QUERIES", "run_demo"]
 
 #: The searches the demo makes; the provider answers each with the same works.
@@ -40,7 +42,7 @@ QUERIES = (
 LIMIT = 3
 
 
-class _StepFailed(Exception):
+class _StepFailed(NotandaMcpError):
     pass
 
 

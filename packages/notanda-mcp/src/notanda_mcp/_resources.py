@@ -26,6 +26,7 @@ import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from ._errors import NotandaMcpError
 from ._guard import LogUnavailable, log_call, record_conditions
 
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ def record_name(request: Mapping[str, Any] | None, evidence_id: str) -> str:
     return f"evidence {evidence_id}{suffix}"
 
 
-class _ReadFailure(Exception):
+class _ReadFailure(NotandaMcpError):
     """A read that gives no content: the tool's answer (code, remedy, ...) as MCP error data."""
 
     def __init__(self, jsonrpc_code: int, data: dict[str, Any]) -> None:

@@ -39,6 +39,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
+from ._errors import NotandaMcpError
 from ._logging import LOGGER
 from ._resources import EvidenceResources, evidence_link
 from ._schemas import (
@@ -164,7 +165,7 @@ class _Calls:
                 await anyio.sleep(0.01)
 
 
-class _Refusal(Exception):
+class _Refusal(NotandaMcpError):
     def __init__(self, field: str, reason: str) -> None:
         super().__init__(field, reason)
         self.field = field

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ._errors import NotandaMcpError
+
 EXIT_OK = 0
 #: ``doctor``: a check failed; ``demo``: a step failed.
 EXIT_PROBLEM = 1
@@ -24,7 +26,7 @@ EXIT_FORCED = 1
 EXIT_USAGE = 2
 
 
-class _Usage(Exception):
+class _Usage(NotandaMcpError):
     pass
 
 
