@@ -148,12 +148,25 @@ def test_bad_timestamp_options_exit_2_with_one_line_and_a_remedy(
     assert not (tmp_path / ".notanda").exists()
 
 
+def test_an_interval_without_a_tsa_exits_2_with_a_remedy(tmp_path: Path) -> None:
+    # Stamping is off without --timestamp-url: the interval was once ignored in silence.
+    done = _command("--evidence-dir", str(tmp_path), "--timestamp-every", "60")
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert line.startswith("notanda-mcp: --timestamp-every needs --timestamp-url")
+    assert ": give e.g. --timestamp-url " in line
+    assert not (tmp_path / ".notanda").exists()
+
+
 def test_the_test_seam_refuses_what_the_command_line_refuses(evidence_root: Path) -> None:
     with pytest.raises(ValueError, match="timestamp_every"):
         _server(evidence_root, "http://127.0.0.1:9/", timestamp_every=0.5)
     with pytest.raises(ValueError, match="--timestamp-url"):
         _server(evidence_root, "http://a:b@127.0.0.1:9/")
+    with pytest.raises(ValueError, match="timestamp_every is given without timestamp_url"):
+        make_server(evidence_root, timestamp_every=60)
     assert make_server(evidence_root).stamper is None  # off by default
+    assert _server(evidence_root, "http://127.0.0.1:9/", timestamp_every=None).stamper is not None
 
 
 # ------------------------------------------------------------------ stamping

@@ -599,7 +599,7 @@ def build_server(
     check_concurrency: int = CHECK_CONCURRENCY,
     check_deadline_s: float = CHECK_DEADLINE_S,
     timestamp_url: str | None = None,
-    timestamp_every: float = DEFAULT_TIMESTAMP_EVERY_S,
+    timestamp_every: float | None = None,
     timestamp_deadline_s: float = TIMESTAMP_DEADLINE_S,
 ) -> NotandaServer:
     """Build the server for one evidence root; the documented test seam.
@@ -624,7 +624,8 @@ def build_server(
         timestamp_url: An RFC 3161 time-stamp authority; when given, the
             server stamps its log heads there (``_stamper.py``), over real
             HTTP whatever *transport* is.
-        timestamp_every: Seconds between two stamps, at least 1.
+        timestamp_every: Seconds between two stamps, at least 1; only with
+            *timestamp_url* (``DEFAULT_TIMESTAMP_EVERY_S``, 300, when None).
         timestamp_deadline_s: The most one exchange with the TSA may take.
 
     Returns:
@@ -633,7 +634,8 @@ def build_server(
     Raises:
         ValueError: A toolset name is unknown, ``search_slots`` is below 1,
             ``check_concurrency`` is not from 1 to 16 or ``check_deadline_s``
-            is not positive.
+            is not positive, or ``timestamp_every`` is below 1 or given
+            without ``timestamp_url``.
     """
     root = Path(evidence_dir)
     if not root.is_dir():
@@ -656,6 +658,11 @@ def build_server(
         raise ValueError("check_deadline_s must be positive")
     if timestamp_url is not None:
         check_timestamp_url(timestamp_url)
+    if timestamp_every is None:
+        timestamp_every = DEFAULT_TIMESTAMP_EVERY_S
+    elif timestamp_url is None:
+        # As on the command line: an interval without a TSA would be ignored in silence.
+        raise ValueError("timestamp_every is given without timestamp_url: stamping is off")
     if not timestamp_every >= MINIMUM_TIMESTAMP_EVERY_S:
         raise ValueError("timestamp_every must be at least 1 second")
     if not timestamp_deadline_s > 0:
