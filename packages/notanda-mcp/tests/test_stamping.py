@@ -273,6 +273,21 @@ async def test_a_tsa_that_is_down_is_logged_and_searches_succeed(
     assert _tokens(evidence_root) == []
 
 
+async def test_a_log_that_cannot_be_read_is_one_line_and_nothing_is_asked(
+    evidence_root: Path, loopback_tsa: LoopbackTSA, stamp_lines: list[str]
+) -> None:
+    server = _server(evidence_root, loopback_tsa.url)
+    await _searches(server, 2)
+    log = evidence_root / ".notanda" / "log.jsonl"
+    first_line = log.read_bytes().splitlines(keepends=True)[0]
+    log.write_bytes(first_line)  # the log lost an entry it had: its head cannot be trusted
+    assert _stamper(server).stamp_once() is False
+    assert stamp_lines == [f"log head not stamped: {StampCode.LOG_UNAVAILABLE} (log_shrunk)"]
+    assert StampCode.LOG_UNAVAILABLE == "timestamp_log_unavailable"
+    assert loopback_tsa.received == []
+    assert _tokens(evidence_root) == []
+
+
 async def test_a_tsa_slower_than_the_deadline_never_holds_a_search(
     evidence_root: Path, loopback_tsa: LoopbackTSA, stamp_lines: list[str]
 ) -> None:
