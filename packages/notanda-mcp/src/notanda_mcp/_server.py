@@ -39,6 +39,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
+from ._codes import AnswerStatus, RecordState, ToolError
 from ._errors import NotandaMcpError
 from ._logging import LOGGER
 from ._resources import EvidenceResources, evidence_link
@@ -333,7 +334,12 @@ class NotandaServer:
         if self.calls.closing:
             return _result(
                 Reply(
-                    {"error": "shutting_down", "persisted": False, "status": "error"}, is_error=True
+                    {
+                        "error": ToolError.SHUTTING_DOWN.value,
+                        "persisted": False,
+                        "status": AnswerStatus.ERROR.value,
+                    },
+                    is_error=True,
                 )
             )
         try:
@@ -343,11 +349,11 @@ class NotandaServer:
             return _result(
                 Reply(
                     {
-                        "error": "invalid_arguments",
+                        "error": ToolError.INVALID_ARGUMENTS.value,
                         "field": refusal.field,
                         "persisted": False,
                         "reason": refusal.reason,
-                        "status": "error",
+                        "status": AnswerStatus.ERROR.value,
                     },
                     is_error=True,
                 )
@@ -401,9 +407,12 @@ class NotandaServer:
                     "unexpected %s in %s; answered as %s",
                     type(exc).__name__,
                     getattr(work, "func", work).__name__,
-                    "internal_error",
+                    ToolError.INTERNAL_ERROR.value,
                 )
-                content = {"error": "internal_error", "status": "error"}
+                content = {
+                    "error": ToolError.INTERNAL_ERROR.value,
+                    "status": AnswerStatus.ERROR.value,
+                }
                 if created:  # the record exists; get_evidence says what state it is in
                     content["evidence_id"] = created[0]
                 reply = Reply(content, is_error=True)
@@ -412,13 +421,20 @@ class NotandaServer:
         # The grace period ran out and the search goes on. A record not yet
         # sealed stays incomplete; a sealed one is evidence whose log append
         # may or may not land: its receipt is returned (``adopt`` logs it).
-        content = {"error": "shutting_down", "persisted": False, "status": "error"}
+        content = {
+            "error": ToolError.SHUTTING_DOWN.value,
+            "persisted": False,
+            "status": AnswerStatus.ERROR.value,
+        }
         if created and sealed:
             content.update(
-                evidence_id=created[0], persisted=True, receipt=sealed[0], record_state="sealed"
+                evidence_id=created[0],
+                persisted=True,
+                receipt=sealed[0],
+                record_state=RecordState.SEALED.value,
             )
         elif created:
-            content.update(evidence_id=created[0], record_state="incomplete")
+            content.update(evidence_id=created[0], record_state=RecordState.INCOMPLETE.value)
         return Reply(content, is_error=True)
 
     # -------------------------------------------------------------- stdio
