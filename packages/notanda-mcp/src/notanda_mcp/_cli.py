@@ -181,18 +181,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_OK
 
 
-def _timestamp_settings(url: str | None, every: str | None) -> float:
-    """Check ``--timestamp-url`` and ``--timestamp-every``; return the interval in seconds.
+def _timestamp_settings(url: str | None, every: str | None) -> float | None:
+    """Check ``--timestamp-url`` and ``--timestamp-every``; the interval given, in seconds.
+
+    None when ``--timestamp-every`` is not given: the server then takes its default.
 
     Raises:
         _Usage: with the one-line message of the check that failed.
     """
-    from ._stamper import DEFAULT_TIMESTAMP_EVERY_S, check_timestamp_url, parse_every
+    from ._stamper import check_timestamp_url, parse_every
 
     try:
         if url is not None:
             check_timestamp_url(url)
-        seconds = DEFAULT_TIMESTAMP_EVERY_S if every is None else parse_every(every)
+        seconds = None if every is None else parse_every(every)
     except ValueError as exc:
         raise _Usage(str(exc)) from None
     if every is not None and url is None:
