@@ -282,6 +282,13 @@ def test_the_busy_reason_and_the_record_states_are_documented(errors_md: str) ->
     assert states == {state.value for state in RecordState}
 
 
+def test_the_check_verdicts_of_doctor_and_demo_are_documented(errors_md: str) -> None:
+    from notanda_mcp._usage import CheckVerdict
+
+    [listed] = re.findall(r"\(check verdicts: ([^)]*)\)", errors_md)
+    assert re.findall(r"`([^`]+)`", listed) == [verdict.value for verdict in CheckVerdict]
+
+
 def test_the_log_reasons_the_server_finds_are_documented(errors_md: str) -> None:
     from notanda_evidence import LogReason
     from notanda_mcp._guard import ServerLogReason

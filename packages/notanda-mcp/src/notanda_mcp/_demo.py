@@ -29,6 +29,7 @@ from typing import Any
 from notanda_evidence.verify_file import printable
 
 from ._errors import NotandaMcpError
+from ._usage import CheckVerdict, verdict_line
 
 __all__ = ["QUERIES", "run_demo"]
 
@@ -114,9 +115,12 @@ def _search(root: Path) -> dict[str, Any]:
         if failed or content.get("status") != "ok" or "head" not in content:
             raise _StepFailed(f"search {number}: {content.get('error', 'no sealed answer')}")
         print(
-            printable(
-                f"ok    search {number} of {len(QUERIES)} sealed and logged: "
-                f"evidence {content['evidence_id']}, head {content['head']}"
+            verdict_line(
+                CheckVerdict.OK,
+                printable(
+                    f"search {number} of {len(QUERIES)} sealed and logged: "
+                    f"evidence {content['evidence_id']}, head {content['head']}"
+                ),
             )
         )
     return answers[-1][0]
@@ -169,10 +173,10 @@ def run_demo(directory: str) -> int:
             output = _run_step(label, argv)
             if number == 0 and not _same_record(output, last):
                 raise _StepFailed(f"{label}: the answer differs from the search's")
-            print(f"ok    {label}")
+            print(verdict_line(CheckVerdict.OK, label))
     except _StepFailed as exc:
-        print(f"FAIL  {printable(str(exc))}")
-        print("demo failed: see FAIL above")
+        print(verdict_line(CheckVerdict.FAIL, printable(str(exc))))
+        print(f"demo failed: see {CheckVerdict.FAIL} above")
         return EXIT_PROBLEM
     print("demo done. Run the same checks by hand:")
     for argv in commands:

@@ -38,6 +38,7 @@ from typing import Any
 from notanda_evidence.verify_file import printable
 
 from ._schemas import DEFAULT_TOOLSETS, tool_names
+from ._usage import CheckVerdict, verdict_line
 
 __all__ = ["call_tools", "run_doctor", "selftest_server"]
 
@@ -66,14 +67,14 @@ class _Report:
         self.failed = False
 
     def ok(self, text: str) -> None:
-        print(f"ok    {printable(text)}")
+        print(verdict_line(CheckVerdict.OK, printable(text)))
 
     def warn(self, text: str) -> None:
-        print(f"warn  {printable(text)}")
+        print(verdict_line(CheckVerdict.WARN, printable(text)))
 
     def fail(self, text: str) -> None:
         self.failed = True
-        print(f"FAIL  {printable(text)}")
+        print(verdict_line(CheckVerdict.FAIL, printable(text)))
 
 
 def _filesystem(path: Path) -> str | None:

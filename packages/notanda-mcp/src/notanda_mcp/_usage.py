@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 from collections.abc import Mapping
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -28,6 +29,19 @@ EXIT_USAGE = 2
 
 class _Usage(NotandaMcpError):
     pass
+
+
+class CheckVerdict(StrEnum):
+    """The first word of each line ``doctor`` and ``demo`` print (``docs/errors.md``)."""
+
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "FAIL"
+
+
+def verdict_line(verdict: CheckVerdict, text: str) -> str:
+    """One printed check: the verdict in six columns, then *text* (already escaped)."""
+    return f"{verdict.value:<6}{text}"
 
 
 class UsageParser(argparse.ArgumentParser):
