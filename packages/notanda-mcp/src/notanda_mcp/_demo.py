@@ -28,6 +28,7 @@ from typing import Any
 
 from notanda_evidence.verify_file import printable
 
+from ._codes import AnswerStatus
 from ._errors import NotandaMcpError
 from ._usage import CheckVerdict, verdict_line
 
@@ -112,7 +113,7 @@ def _search(root: Path) -> dict[str, Any]:
         problem = f"searches: the server could not be reached ({type(exc).__name__})"
         raise _StepFailed(problem) from None
     for number, (content, failed) in enumerate(answers, start=1):
-        if failed or content.get("status") != "ok" or "head" not in content:
+        if failed or content.get("status") != AnswerStatus.OK or "head" not in content:
             raise _StepFailed(f"search {number}: {content.get('error', 'no sealed answer')}")
         print(
             verdict_line(

@@ -37,6 +37,7 @@ from typing import Any
 
 from notanda_evidence.verify_file import printable
 
+from ._codes import AnswerStatus
 from ._schemas import DEFAULT_TOOLSETS, tool_names
 from ._usage import CheckVerdict, verdict_line
 
@@ -236,7 +237,7 @@ def _self_test(report: _Report) -> None:
         if tuple(names) != tool_names(DEFAULT_TOOLSETS):
             report.fail(f"self-test: unexpected tools {names}")
             return
-        if failed or found.get("status") != "ok" or len(found.get("results", [])) != 2:
+        if failed or found.get("status") != AnswerStatus.OK or len(found.get("results", [])) != 2:
             report.fail(f"self-test: the search failed ({found.get('error', 'no results')})")
             return
         evidence_id, receipt = found["evidence_id"], found["receipt"]
