@@ -253,7 +253,7 @@ def main() -> int:
     parser.add_argument("--search-slots", type=int, default=2)
     parser.add_argument("--toolsets", default="search")
     parser.add_argument("--timestamp-url", default=None, help="stamp log heads at this TSA")
-    parser.add_argument("--timestamp-every", type=float, default=300.0)
+    parser.add_argument("--timestamp-every", type=float)
     if sys.argv[1:2] == ["check-references"]:
         return _check_references(sys.argv[2:])
     args = parser.parse_args()

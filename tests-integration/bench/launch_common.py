@@ -26,7 +26,7 @@ def parse_launch_args(description: str) -> argparse.Namespace:
     parser.add_argument("--delay", type=float, default=0.0, help="provider wait in seconds")
     parser.add_argument("--pid-file", type=Path)
     parser.add_argument("--timestamp-url", help="ours only: stamp log heads at this TSA")
-    parser.add_argument("--timestamp-every", type=float, default=300.0)
+    parser.add_argument("--timestamp-every", type=float)
     parser.add_argument(
         "--references",
         action="store_true",

@@ -47,7 +47,7 @@ def main() -> int:
     parser.add_argument("--toolsets", default="search")
     parser.add_argument("--tamper-after-seal", action="store_true")
     parser.add_argument("--timestamp-url")
-    parser.add_argument("--timestamp-every", type=float, default=300.0)
+    parser.add_argument("--timestamp-every", type=float)
     parser.add_argument("--timestamp-deadline", type=float, default=10.0)
     args = parser.parse_args()
 

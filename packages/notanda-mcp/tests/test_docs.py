@@ -272,6 +272,23 @@ def test_every_detail_reason_and_configuration_problem_has_its_remedy_documented
     assert messages == {p.value: str(ConfigurationError(p)) for p in ConfigProblem}
 
 
+def test_the_busy_reason_and_the_record_states_are_documented(errors_md: str) -> None:
+    from notanda_mcp._codes import BusyReason, RecordState
+
+    answers = _section(errors_md, "## Tool answers (`search_literature`, `get_evidence`)")
+    reasons = set(re.findall(r"`reason: ([a-z_]+)`", answers))
+    assert {reason.value for reason in BusyReason} <= reasons
+    states = set(re.findall(r'`record_state: "([a-z_]+)"`', answers))
+    assert states == {state.value for state in RecordState}
+
+
+def test_the_check_verdicts_of_doctor_and_demo_are_documented(errors_md: str) -> None:
+    from notanda_mcp._usage import CheckVerdict
+
+    [listed] = re.findall(r"\(check verdicts: ([^)]*)\)", errors_md)
+    assert re.findall(r"`([^`]+)`", listed) == [verdict.value for verdict in CheckVerdict]
+
+
 def test_the_log_reasons_the_server_finds_are_documented(errors_md: str) -> None:
     from notanda_evidence import LogReason
     from notanda_mcp._guard import ServerLogReason

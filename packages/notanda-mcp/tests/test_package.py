@@ -1,4 +1,4 @@
-"""One version, guarded public names, shared vocabularies and encodings, cold start, code digest."""
+"""One version, guarded public names, shared vocabularies and encodings, cold start."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import pytest
 from conftest import FIXTURES_DIR, KEY, NOTICE, clean_env, requires_fixtures
 from notanda_evidence import ParsedJSON, canonical_bytes, canonical_pieces, parse_canonical
 from notanda_evidence import verify_file as evidence_verify_file
-from notanda_mcp import _schemas, _software
+from notanda_mcp import _schemas
 
 VERSION = notanda_mcp.__version__
 
@@ -47,7 +47,13 @@ def test_the_installed_metadata_pins_the_siblings_exactly() -> None:
 
 
 def test_public_names_are_guarded() -> None:
-    assert notanda_mcp.__all__ == ["NOTICE", "NotandaServer", "__version__", "build_server"]
+    assert notanda_mcp.__all__ == [
+        "NOTICE",
+        "NotandaMcpError",
+        "NotandaServer",
+        "__version__",
+        "build_server",
+    ]
     for name in notanda_mcp.__all__:
         assert getattr(notanda_mcp, name) is not None
     assert notanda_mcp.NOTICE == NOTICE
@@ -58,6 +64,7 @@ def test_public_names_are_guarded() -> None:
     exec("from notanda_mcp import *", namespace)  # noqa: S102 - the star import is the point
     assert sorted(k for k in namespace if not k.startswith("__")) == [
         "NOTICE",
+        "NotandaMcpError",
         "NotandaServer",
         "build_server",
     ]
@@ -188,51 +195,6 @@ def test_the_search_path_loads_in_the_background_once_the_tools_are_listed() -> 
     # Only a reference check compares titles: rapidfuzz's native library
     # (about 5 MiB resident) stays out of a server that searches (issue 11).
     assert "rapidfuzz" not in after_call
-
-
-def test_the_code_digest_is_stable_within_a_process() -> None:
-    first = _software.code_digest()
-    assert re.fullmatch(r"[0-9a-f]{64}", first)
-    _software.code_digest.cache_clear()
-    assert _software.code_digest() == first
-    assert _software.software_record()["code_digest"] == first
-
-
-def test_the_digest_covers_shipped_files_only() -> None:
-    lines = _software.digest_lines()
-    assert lines == sorted(lines)
-    paths = [line.rsplit(" ", 1)[0] for line in lines]
-    assert any(p.startswith("notanda_mcp-") and p.endswith(".dist-info/METADATA") for p in paths)
-    for path in paths:
-        parts = path.split("/")
-        assert "__pycache__" not in parts
-        assert parts[0] != ".."
-        if parts[0].endswith(".dist-info"):
-            assert parts[1] in {"METADATA", "WHEEL", "entry_points.txt", "licenses"}, path
-    for line in lines:
-        assert re.fullmatch(r"\S+ [0-9a-f]{64}", line)
-
-
-@pytest.mark.parametrize(
-    ("path", "counted"),
-    [
-        ("notanda_mcp/_server.py", True),
-        ("notanda_mcp-0.2.0b1.dist-info/METADATA", True),
-        ("notanda_mcp-0.2.0b1.dist-info/WHEEL", True),
-        ("notanda_mcp-0.2.0b1.dist-info/entry_points.txt", True),
-        ("notanda_mcp-0.2.0b1.dist-info/licenses/LICENSE", True),
-        ("notanda_mcp-0.2.0b1.dist-info/RECORD", False),
-        ("notanda_mcp-0.2.0b1.dist-info/INSTALLER", False),
-        ("notanda_mcp-0.2.0b1.dist-info/REQUESTED", False),
-        ("notanda_mcp-0.2.0b1.dist-info/direct_url.json", False),
-        ("notanda_mcp-0.2.0b1.dist-info/uv_cache.json", False),
-        ("../../../bin/notanda-mcp", False),
-        ("notanda_mcp/__pycache__/_server.cpython-311.pyc", False),
-    ],
-)
-def test_what_counts_towards_the_digest(path: str, counted: bool) -> None:
-    """Installer additions (pip's and uv's alike) never change the digest."""
-    assert _software.shipped(path) is counted
 
 
 def test_the_package_ships_its_type_marker() -> None:

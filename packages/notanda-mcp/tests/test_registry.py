@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import re
@@ -13,6 +14,7 @@ import jsonschema
 import notanda_mcp
 import pytest
 from conftest import SHARED_DIR
+from notanda_mcp._cli import _server_parser
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 SERVER_JSON = PACKAGE_DIR / "server.json"
@@ -61,13 +63,51 @@ def test_manifest_names_this_release(
     assert pypi_package["transport"] == {"type": "stdio"}
 
 
-def test_the_evidence_dir_is_a_required_named_argument(pypi_package: dict[str, Any]) -> None:
+def test_the_evidence_dir_is_the_one_required_named_argument(pypi_package: dict[str, Any]) -> None:
     arguments = {a["name"]: a for a in pypi_package.get("packageArguments", [])}
-    assert set(arguments) == {"--evidence-dir"}
-    argument = arguments["--evidence-dir"]
-    assert argument["type"] == "named"
-    assert argument["isRequired"] is True
+    assert {name for name, a in arguments.items() if a.get("isRequired")} == {"--evidence-dir"}
+    assert {a["type"] for a in arguments.values()} == {"named"}
+    assert arguments["--evidence-dir"]["format"] == "filepath"
     assert not [a for a in pypi_package.get("runtimeArguments", []) if "key" in str(a).lower()]
+    assert not [name for name in arguments if "key" in name.lower()]
+
+
+#: Server options a registry client has no use for: they print and exit.
+NOT_FOR_THE_REGISTRY = {"--help", "--version"}
+
+
+def _server_options() -> dict[str, argparse.Action]:
+    return {
+        option: action
+        for action in _server_parser()._actions
+        for option in action.option_strings
+        if option.startswith("--")
+    }
+
+
+def test_every_server_option_is_in_the_manifest_or_named_as_not_for_the_registry(
+    pypi_package: dict[str, Any],
+) -> None:
+    listed = {a["name"] for a in pypi_package.get("packageArguments", [])}
+    options = set(_server_options())
+    assert options >= NOT_FOR_THE_REGISTRY
+    assert listed == options - NOT_FOR_THE_REGISTRY
+    assert not listed & NOT_FOR_THE_REGISTRY
+
+
+def test_the_manifest_says_what_the_command_line_accepts(pypi_package: dict[str, Any]) -> None:
+    options = _server_options()
+    for argument in pypi_package["packageArguments"]:
+        action = options[argument["name"]]
+        if action.choices is not None:
+            assert argument["choices"] == list(action.choices), argument["name"]
+        if "default" in argument:
+            assert argument["default"] == str(action.default), argument["name"]
+    # A client that passes every default must still start: an interval is
+    # refused without a TSA, so the manifest gives it no default.
+    [every] = [a for a in pypi_package["packageArguments"] if a["name"] == "--timestamp-every"]
+    assert "default" not in every
+    assert "value" not in every
 
 
 def test_the_key_is_an_optional_secret_with_harvester_config_as_the_alternative(

@@ -3,6 +3,7 @@
 Two tools, ``search_literature`` and ``get_evidence``, and ``check_references``
 with the ``references`` toolset. Every search and every check is recorded,
 sealed and logged before it is answered (``docs/evidence-format.md``).
+Every exception the package defines is a ``NotandaMcpError``.
 ``build_server`` is the documented test seam; importing this package stays
 cheap until it is called, because MCP clients wait for the server to start.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._errors import NotandaMcpError
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
 
     from ._server import NotandaServer, build_server
 
-__all__ = ["NOTICE", "NotandaServer", "__version__", "build_server"]
+__all__ = ["NOTICE", "NotandaMcpError", "NotandaServer", "__version__", "build_server"]
 
 
 def __getattr__(name: str) -> Any:

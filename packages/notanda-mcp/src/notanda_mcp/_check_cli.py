@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from notanda_evidence.verify_file import printable, printable_json
 from notanda_openalex._vocabulary import Verdict
 
+from ._codes import AnswerStatus, ToolError
 from ._schemas import VERDICTS
 from ._usage import UsageParser, _Usage, check_configuration, resolve_evidence_dir
 
@@ -149,8 +150,8 @@ def reference_line(entry: Mapping[str, Any]) -> str:
 
 def exit_code(content: Mapping[str, Any]) -> int:
     """The documented exit code for a check's answer."""
-    if content.get("status") != "ok":
-        return EXIT_USAGE if content.get("error") == "invalid_arguments" else EXIT_FAILED
+    if content.get("status") != AnswerStatus.OK:
+        return EXIT_USAGE if content.get("error") == ToolError.INVALID_ARGUMENTS else EXIT_FAILED
     summary = content.get("summary") or {}
     if any(summary.get(verdict) for verdict in _FINDINGS):
         return EXIT_FINDINGS
@@ -167,7 +168,7 @@ def _print_human(content: Mapping[str, Any], out: TextIO) -> None:
     if isinstance(summary, dict):
         counts = ", ".join(f"{summary.get(v, 0)} {v}" for v in VERDICTS if summary.get(v))
         print(printable(f"{len(content.get('references') or [])} reference(s): {counts}"), file=out)
-    if content.get("status") != "ok":
+    if content.get("status") != AnswerStatus.OK:
         detail = content.get("reason") or content.get("detail") or content.get("storage_reason")
         suffix = f" ({detail})" if detail else ""
         print(printable(f"error: {content.get('error')}{suffix}"), file=out)

@@ -8,7 +8,8 @@ codes are its own). Exit codes (``docs/errors.md``):
 0 served until the client left (doctor: ready; demo: every step worked); 1
 doctor found a problem, a demo step failed, or a second signal stopped the
 server at once; 2 usage error, bad evidence directory or unusable
-configuration (also a bad ``--timestamp-url`` or ``--timestamp-every``).
+configuration (also a bad ``--timestamp-url`` or ``--timestamp-every``, or
+``--timestamp-every`` without ``--timestamp-url``).
 Every usage error ends with a one-line remedy.
 
 Nothing heavy is imported before the arguments are checked and logging is in
@@ -180,17 +181,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_OK
 
 
-def _timestamp_settings(url: str | None, every: str | None) -> float:
-    """Check ``--timestamp-url`` and ``--timestamp-every``; return the interval in seconds.
+def _timestamp_settings(url: str | None, every: str | None) -> float | None:
+    """Check ``--timestamp-url`` and ``--timestamp-every``; the interval given, in seconds.
+
+    None when ``--timestamp-every`` is not given: the server then takes its default.
 
     Raises:
         _Usage: with the one-line message of the check that failed.
     """
-    from ._stamper import DEFAULT_TIMESTAMP_EVERY_S, check_timestamp_url, parse_every
+    from ._stamper import check_timestamp_url, parse_every
 
     try:
         if url is not None:
             check_timestamp_url(url)
-        return DEFAULT_TIMESTAMP_EVERY_S if every is None else parse_every(every)
+        seconds = None if every is None else parse_every(every)
     except ValueError as exc:
         raise _Usage(str(exc)) from None
+    if every is not None and url is None:
+        # Stamping is off without a TSA: an interval alone would be ignored in silence.
+        raise _Usage(
+            "--timestamp-every needs --timestamp-url (stamping is off without a time-stamp "
+            "authority): give e.g. --timestamp-url http://timestamp.digicert.com as well, "
+            "or leave --timestamp-every out"
+        )
+    return seconds

@@ -27,6 +27,7 @@ from typing import Any
 
 from notanda_evidence.verify_file import printable, printable_json
 
+from ._errors import NotandaMcpError
 from ._schemas import GET_EVIDENCE, SEARCH_LITERATURE, tool_names
 from ._stdio_client import stdio_session
 from ._usage import EXIT_OK, EXIT_USAGE, UsageParser, _Usage, parse_toolsets
@@ -40,7 +41,7 @@ ADDED_AFTER_SEALING = ("receipt", "log_head", "head", "log_index", "remedy")
 PROTOCOLS = {"auto": "auto", "legacy": "legacy", "2026-07-28": "2026-07-28"}
 
 
-class _Unreachable(Exception):
+class _Unreachable(NotandaMcpError):
     pass
 
 

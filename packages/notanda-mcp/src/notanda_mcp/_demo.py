@@ -28,7 +28,10 @@ from typing import Any
 
 from notanda_evidence.verify_file import printable
 
+from ._codes import AnswerStatus
+from ._errors import NotandaMcpError
 from ._schemas import SEARCH_LITERATURE
+from ._usage import CheckVerdict, verdict_line
 
 __all__ = ["QUERIES", "run_demo"]
 
@@ -42,7 +45,7 @@ QUERIES = (
 LIMIT = 3
 
 
-class _StepFailed(Exception):
+class _StepFailed(NotandaMcpError):
     pass
 
 
@@ -111,12 +114,15 @@ def _search(root: Path) -> dict[str, Any]:
         problem = f"searches: the server could not be reached ({type(exc).__name__})"
         raise _StepFailed(problem) from None
     for number, (content, failed) in enumerate(answers, start=1):
-        if failed or content.get("status") != "ok" or "head" not in content:
+        if failed or content.get("status") != AnswerStatus.OK or "head" not in content:
             raise _StepFailed(f"search {number}: {content.get('error', 'no sealed answer')}")
         print(
-            printable(
-                f"ok    search {number} of {len(QUERIES)} sealed and logged: "
-                f"evidence {content['evidence_id']}, head {content['head']}"
+            verdict_line(
+                CheckVerdict.OK,
+                printable(
+                    f"search {number} of {len(QUERIES)} sealed and logged: "
+                    f"evidence {content['evidence_id']}, head {content['head']}"
+                ),
             )
         )
     return answers[-1][0]
@@ -169,10 +175,10 @@ def run_demo(directory: str) -> int:
             output = _run_step(label, argv)
             if number == 0 and not _same_record(output, last):
                 raise _StepFailed(f"{label}: the answer differs from the search's")
-            print(f"ok    {label}")
+            print(verdict_line(CheckVerdict.OK, label))
     except _StepFailed as exc:
-        print(f"FAIL  {printable(str(exc))}")
-        print("demo failed: see FAIL above")
+        print(verdict_line(CheckVerdict.FAIL, printable(str(exc))))
+        print(f"demo failed: see {CheckVerdict.FAIL} above")
         return EXIT_PROBLEM
     print("demo done. Run the same checks by hand:")
     for argv in commands:

@@ -37,7 +37,9 @@ from typing import Any
 
 from notanda_evidence.verify_file import printable
 
+from ._codes import AnswerStatus
 from ._schemas import DEFAULT_TOOLSETS, GET_EVIDENCE, SEARCH_LITERATURE, tool_names
+from ._usage import CheckVerdict, verdict_line
 
 __all__ = ["call_tools", "run_doctor", "selftest_server"]
 
@@ -66,14 +68,14 @@ class _Report:
         self.failed = False
 
     def ok(self, text: str) -> None:
-        print(f"ok    {printable(text)}")
+        print(verdict_line(CheckVerdict.OK, printable(text)))
 
     def warn(self, text: str) -> None:
-        print(f"warn  {printable(text)}")
+        print(verdict_line(CheckVerdict.WARN, printable(text)))
 
     def fail(self, text: str) -> None:
         self.failed = True
-        print(f"FAIL  {printable(text)}")
+        print(verdict_line(CheckVerdict.FAIL, printable(text)))
 
 
 def _filesystem(path: Path) -> str | None:
@@ -235,7 +237,7 @@ def _self_test(report: _Report) -> None:
         if tuple(names) != tool_names(DEFAULT_TOOLSETS):
             report.fail(f"self-test: unexpected tools {names}")
             return
-        if failed or found.get("status") != "ok" or len(found.get("results", [])) != 2:
+        if failed or found.get("status") != AnswerStatus.OK or len(found.get("results", [])) != 2:
             report.fail(f"self-test: the search failed ({found.get('error', 'no results')})")
             return
         evidence_id, receipt = found["evidence_id"], found["receipt"]

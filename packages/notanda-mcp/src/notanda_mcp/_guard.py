@@ -27,6 +27,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from ._errors import NotandaMcpError
+
 if TYPE_CHECKING:
     from notanda_evidence import EvidenceLog
 
@@ -73,7 +75,7 @@ class ServerLogReason(StrEnum):
     TIMEOUT = "log_timeout"
 
 
-class LogUnavailable(Exception):
+class LogUnavailable(NotandaMcpError):
     """The log could not be read or appended to; ``reason`` is a documented ``log_reason``."""
 
     def __init__(self, reason: str) -> None:

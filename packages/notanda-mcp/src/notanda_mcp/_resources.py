@@ -27,6 +27,8 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from notanda_evidence.verify_file import NOTICE, is_check_record
 
+from ._codes import AnswerStatus, ToolError
+from ._errors import NotandaMcpError
 from ._guard import LogUnavailable, log_call, record_conditions
 
 if TYPE_CHECKING:
@@ -111,7 +113,7 @@ def record_name(request: Mapping[str, Any] | None, evidence_id: str) -> str:
     return f"evidence {evidence_id}{suffix}"
 
 
-class _ReadFailure(Exception):
+class _ReadFailure(NotandaMcpError):
     """A read that gives no content: the tool's answer (code, remedy, ...) as MCP error data."""
 
     def __init__(self, jsonrpc_code: int, data: dict[str, Any]) -> None:
@@ -125,13 +127,13 @@ class _ReadFailure(Exception):
 
 
 #: Codes that say the URI names nothing readable; the rest name a record that fails.
-_NOT_THERE = frozenset({"invalid_evidence_id", "not_found"})
+_NOT_THERE = frozenset({ToolError.INVALID_EVIDENCE_ID, ToolError.NOT_FOUND})
 
 
 def _failure(content: Mapping[str, Any]) -> _ReadFailure:
     data = dict(content)
-    if "error" not in data and data.get("status") == "incomplete":
-        data["error"] = "incomplete"
+    if "error" not in data and data.get("status") == AnswerStatus.INCOMPLETE:
+        data["error"] = AnswerStatus.INCOMPLETE.value
     data.pop("status", None)
     if "remedy" not in data:
         from ._service import remedy_for
@@ -205,7 +207,7 @@ class EvidenceResources:
                 text = await self._in_thread(partial(self._record_text, evidence_id))
                 ttl_ms = RECORD_TTL_MS
             else:
-                raise _failure({"error": "not_found"})
+                raise _failure({"error": ToolError.NOT_FOUND.value})
         except _ReadFailure as failure:
             raise failure.to_mcp() from None
         contents = types.TextResourceContents(uri=uri, mime_type=MIME_TYPE, text=text)
@@ -280,7 +282,7 @@ class EvidenceResources:
 
 
 def _log_failure(exc: LogUnavailable) -> _ReadFailure:
-    return _failure({"error": "evidence_log_unavailable", "log_reason": exc.reason})
+    return _failure({"error": ToolError.EVIDENCE_LOG_UNAVAILABLE.value, "log_reason": exc.reason})
 
 
 def _parse_cursor(cursor: str | None) -> int | None:

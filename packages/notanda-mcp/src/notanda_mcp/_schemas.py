@@ -27,6 +27,8 @@ from notanda_openalex._vocabulary import (
 )
 from notanda_openalex._vocabulary import IDENTITY_FIELDS as _IDENTITY
 
+from ._codes import AnswerStatus, ToolError
+
 __all__ = [
     "CHECK_REFERENCES",
     "DEFAULT_TOOLSETS",
@@ -90,26 +92,26 @@ def tool_names(toolsets: Iterable[str]) -> tuple[str, ...]:
 
 #: Every ``error`` code either tool can answer with (``docs/errors.md``).
 SEARCH_ERRORS = (
-    "invalid_arguments",
-    "configuration_error",
-    "provider_error",
-    "server_busy",
-    "evidence_storage_unavailable",
-    "evidence_log_unavailable",
-    "shutting_down",
-    "internal_error",
+    ToolError.INVALID_ARGUMENTS,
+    ToolError.CONFIGURATION_ERROR,
+    ToolError.PROVIDER_ERROR,
+    ToolError.SERVER_BUSY,
+    ToolError.EVIDENCE_STORAGE_UNAVAILABLE,
+    ToolError.EVIDENCE_LOG_UNAVAILABLE,
+    ToolError.SHUTTING_DOWN,
+    ToolError.INTERNAL_ERROR,
 )
 RETRIEVAL_ERRORS = (
-    "invalid_evidence_id",
-    "not_found",
-    "integrity_failure",
-    "unsupported_schema_version",
-    "receipt_mismatch",
-    "log_mismatch",
-    "evidence_log_unavailable",
-    "invalid_arguments",
-    "shutting_down",
-    "internal_error",
+    ToolError.INVALID_EVIDENCE_ID,
+    ToolError.NOT_FOUND,
+    ToolError.INTEGRITY_FAILURE,
+    ToolError.UNSUPPORTED_SCHEMA_VERSION,
+    ToolError.RECEIPT_MISMATCH,
+    ToolError.LOG_MISMATCH,
+    ToolError.EVIDENCE_LOG_UNAVAILABLE,
+    ToolError.INVALID_ARGUMENTS,
+    ToolError.SHUTTING_DOWN,
+    ToolError.INTERNAL_ERROR,
 )
 
 #: What to do about each answer code, one line each: the answer carries it as
@@ -117,34 +119,60 @@ RETRIEVAL_ERRORS = (
 #: the same text. ``configuration_error`` and ``provider_error`` answers take
 #: the remedy of their ``detail`` or ``reason`` (``notanda_openalex``) when known.
 REMEDIES: dict[str, str] = {
-    "invalid_arguments": "correct the argument that field names (see the tool's input schema) "
-    "and call again",
-    "configuration_error": "run notanda-mcp doctor: it says what in the configuration to fix",
-    "provider_error": "the search reached OpenAlex or the network and failed: search again later",
-    "server_busy": "wait a moment and search again, or start the server with more --search-slots",
-    "evidence_storage_unavailable": "make the evidence folder writable, with free space "
-    "(storage_reason says what failed), then search again",
-    "evidence_log_unavailable": "keep the receipt; make the evidence folder's .notanda/ log "
-    "readable and writable (log_reason says what failed), then run notanda-evidence adopt",
-    "shutting_down": "the server is stopping: call again once the MCP client has restarted it; "
-    "with record_state sealed, keep the receipt and run notanda-evidence adopt on the folder "
-    "in case the record was not logged",
-    "internal_error": "report it with the server's stderr; get_evidence with the evidence_id "
-    "tells what state the record is in",
-    "invalid_evidence_id": "give the evidence_id exactly as the search returned it: "
-    "32 lowercase hex digits (0-9, a-f)",
-    "not_found": "check the evidence_id, and that this server has the --evidence-dir "
-    "the search was made into",
-    "incomplete": "the search that made this record never finished: search again; "
-    "notanda-evidence verify on the record shows what is missing",
-    "receipt_mismatch": "give the receipt this evidence_id's search returned; if it is that "
-    "one, the record was replaced: run notanda-evidence audit on the folder",
-    "unsupported_schema_version": "check the record with a notanda-evidence release that "
-    "supports its schema_version",
-    "integrity_failure": "the record was altered or damaged: notanda-evidence verify on it "
-    "names the finding; restore the record from a backup",
-    "log_mismatch": "the record was replaced after it was logged: run notanda-evidence audit "
-    "on the folder",
+    ToolError.INVALID_ARGUMENTS: (
+        "correct the argument that field names (see the tool's input schema) and call again"
+    ),
+    ToolError.CONFIGURATION_ERROR: (
+        "run notanda-mcp doctor: it says what in the configuration to fix"
+    ),
+    ToolError.PROVIDER_ERROR: (
+        "the search reached OpenAlex or the network and failed: search again later"
+    ),
+    ToolError.SERVER_BUSY: (
+        "wait a moment and search again, or start the server with more --search-slots"
+    ),
+    ToolError.EVIDENCE_STORAGE_UNAVAILABLE: (
+        "make the evidence folder writable, with free space (storage_reason says what "
+        "failed), then search again"
+    ),
+    ToolError.EVIDENCE_LOG_UNAVAILABLE: (
+        "keep the receipt; make the evidence folder's .notanda/ log readable and writable "
+        "(log_reason says what failed), then run notanda-evidence adopt"
+    ),
+    ToolError.SHUTTING_DOWN: (
+        "the server is stopping: call again once the MCP client has restarted it; with "
+        "record_state sealed, keep the receipt and run notanda-evidence adopt on the folder "
+        "in case the record was not logged"
+    ),
+    ToolError.INTERNAL_ERROR: (
+        "report it with the server's stderr; get_evidence with the evidence_id tells what "
+        "state the record is in"
+    ),
+    ToolError.INVALID_EVIDENCE_ID: (
+        "give the evidence_id exactly as the search returned it: 32 lowercase hex digits (0-9, a-f)"
+    ),
+    ToolError.NOT_FOUND: (
+        "check the evidence_id, and that this server has the --evidence-dir the search was "
+        "made into"
+    ),
+    AnswerStatus.INCOMPLETE: (
+        "the search that made this record never finished: search again; notanda-evidence "
+        "verify on the record shows what is missing"
+    ),
+    ToolError.RECEIPT_MISMATCH: (
+        "give the receipt this evidence_id's search returned; if it is that one, the record "
+        "was replaced: run notanda-evidence audit on the folder"
+    ),
+    ToolError.UNSUPPORTED_SCHEMA_VERSION: (
+        "check the record with a notanda-evidence release that supports its schema_version"
+    ),
+    ToolError.INTEGRITY_FAILURE: (
+        "the record was altered or damaged: notanda-evidence verify on it names the finding; "
+        "restore the record from a backup"
+    ),
+    ToolError.LOG_MISMATCH: (
+        "the record was replaced after it was logged: run notanda-evidence audit on the folder"
+    ),
 }
 
 _YEAR = {"type": "integer", "minimum": MIN_YEAR, "maximum": MAX_YEAR}
@@ -254,9 +282,9 @@ def search_output() -> dict[str, Any]:
         "head (as notanda-evidence audit --head takes it) and log_index.",
         "required": ["status"],
         "properties": {
-            "status": {"enum": ["ok", "error"]},
+            "status": {"enum": [AnswerStatus.OK.value, AnswerStatus.ERROR.value]},
             **_COMMON,
-            "error": {"enum": list(SEARCH_ERRORS)},
+            "error": {"enum": [code.value for code in SEARCH_ERRORS]},
             "results": {
                 "type": "array",
                 "items": {
@@ -353,9 +381,9 @@ def get_evidence_output() -> dict[str, Any]:
         "given; or an error, or status incomplete for a search that never finished.",
         "required": ["status"],
         "properties": {
-            "status": {"enum": ["ok", "error", "incomplete"]},
+            "status": {"enum": [status.value for status in AnswerStatus]},
             **_COMMON,
-            "error": {"enum": sorted({*SEARCH_ERRORS, *RETRIEVAL_ERRORS})},
+            "error": {"enum": sorted({code.value for code in (*SEARCH_ERRORS, *RETRIEVAL_ERRORS)})},
             "results": {"type": "array", "items": {"type": "object"}},
             "references": {"type": "array"},
         },

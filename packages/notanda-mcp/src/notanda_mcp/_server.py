@@ -39,6 +39,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from notanda_evidence.verify_file import NOTICE
 
+from ._codes import AnswerStatus, RecordState, ToolError
+from ._errors import NotandaMcpError
 from ._logging import LOGGER
 from ._resources import EvidenceResources, evidence_link
 from ._schemas import (
@@ -163,7 +165,7 @@ class _Calls:
                 await anyio.sleep(0.01)
 
 
-class _Refusal(Exception):
+class _Refusal(NotandaMcpError):
     def __init__(self, field: str, reason: str) -> None:
         super().__init__(field, reason)
         self.field = field
@@ -334,7 +336,12 @@ class NotandaServer:
         if self.calls.closing:
             return _result(
                 Reply(
-                    {"error": "shutting_down", "persisted": False, "status": "error"}, is_error=True
+                    {
+                        "error": ToolError.SHUTTING_DOWN.value,
+                        "persisted": False,
+                        "status": AnswerStatus.ERROR.value,
+                    },
+                    is_error=True,
                 )
             )
         try:
@@ -344,11 +351,11 @@ class NotandaServer:
             return _result(
                 Reply(
                     {
-                        "error": "invalid_arguments",
+                        "error": ToolError.INVALID_ARGUMENTS.value,
                         "field": refusal.field,
                         "persisted": False,
                         "reason": refusal.reason,
-                        "status": "error",
+                        "status": AnswerStatus.ERROR.value,
                     },
                     is_error=True,
                 )
@@ -402,9 +409,12 @@ class NotandaServer:
                     "unexpected %s in %s; answered as %s",
                     type(exc).__name__,
                     getattr(work, "func", work).__name__,
-                    "internal_error",
+                    ToolError.INTERNAL_ERROR.value,
                 )
-                content = {"error": "internal_error", "status": "error"}
+                content = {
+                    "error": ToolError.INTERNAL_ERROR.value,
+                    "status": AnswerStatus.ERROR.value,
+                }
                 if created:  # the record exists; get_evidence says what state it is in
                     content["evidence_id"] = created[0]
                 reply = Reply(content, is_error=True)
@@ -413,13 +423,20 @@ class NotandaServer:
         # The grace period ran out and the search goes on. A record not yet
         # sealed stays incomplete; a sealed one is evidence whose log append
         # may or may not land: its receipt is returned (``adopt`` logs it).
-        content = {"error": "shutting_down", "persisted": False, "status": "error"}
+        content = {
+            "error": ToolError.SHUTTING_DOWN.value,
+            "persisted": False,
+            "status": AnswerStatus.ERROR.value,
+        }
         if created and sealed:
             content.update(
-                evidence_id=created[0], persisted=True, receipt=sealed[0], record_state="sealed"
+                evidence_id=created[0],
+                persisted=True,
+                receipt=sealed[0],
+                record_state=RecordState.SEALED.value,
             )
         elif created:
-            content.update(evidence_id=created[0], record_state="incomplete")
+            content.update(evidence_id=created[0], record_state=RecordState.INCOMPLETE.value)
         return Reply(content, is_error=True)
 
     # -------------------------------------------------------------- stdio
@@ -600,7 +617,7 @@ def build_server(
     check_concurrency: int = CHECK_CONCURRENCY,
     check_deadline_s: float = CHECK_DEADLINE_S,
     timestamp_url: str | None = None,
-    timestamp_every: float = DEFAULT_TIMESTAMP_EVERY_S,
+    timestamp_every: float | None = None,
     timestamp_deadline_s: float = TIMESTAMP_DEADLINE_S,
 ) -> NotandaServer:
     """Build the server for one evidence root; the documented test seam.
@@ -625,7 +642,8 @@ def build_server(
         timestamp_url: An RFC 3161 time-stamp authority; when given, the
             server stamps its log heads there (``_stamper.py``), over real
             HTTP whatever *transport* is.
-        timestamp_every: Seconds between two stamps, at least 1.
+        timestamp_every: Seconds between two stamps, at least 1; only with
+            *timestamp_url* (``DEFAULT_TIMESTAMP_EVERY_S``, 300, when None).
         timestamp_deadline_s: The most one exchange with the TSA may take.
 
     Returns:
@@ -634,7 +652,8 @@ def build_server(
     Raises:
         ValueError: A toolset name is unknown, ``search_slots`` is below 1,
             ``check_concurrency`` is not from 1 to 16 or ``check_deadline_s``
-            is not positive.
+            is not positive, or ``timestamp_every`` is below 1 or given
+            without ``timestamp_url``.
     """
     root = Path(evidence_dir)
     if not root.is_dir():
@@ -657,6 +676,11 @@ def build_server(
         raise ValueError("check_deadline_s must be positive")
     if timestamp_url is not None:
         check_timestamp_url(timestamp_url)
+    if timestamp_every is None:
+        timestamp_every = DEFAULT_TIMESTAMP_EVERY_S
+    elif timestamp_url is None:
+        # As on the command line: an interval without a TSA would be ignored in silence.
+        raise ValueError("timestamp_every is given without timestamp_url: stamping is off")
     if not timestamp_every >= MINIMUM_TIMESTAMP_EVERY_S:
         raise ValueError("timestamp_every must be at least 1 second")
     if not timestamp_deadline_s > 0:

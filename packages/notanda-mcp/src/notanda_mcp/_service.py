@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from notanda_evidence.verify_file import NOTICE, format_timestamp
 
+from ._codes import AnswerStatus, BusyReason, RecordState, ToolError
 from ._guard import LogUnavailable, log_call, record_conditions, start_log_call
 from ._logging import LOGGER
 from ._schemas import CHECK_REFERENCES, SEARCH_LITERATURE
@@ -113,8 +114,8 @@ class Reply:
 def remedy_for(content: Mapping[str, Any]) -> str | None:
     """The one-line remedy for an answer's ``error`` (or ``incomplete`` status), or None."""
     code = content.get("error")
-    if code is None and content.get("status") == "incomplete":
-        code = "incomplete"
+    if code is None and content.get("status") == AnswerStatus.INCOMPLETE:
+        code = AnswerStatus.INCOMPLETE
     if not isinstance(code, str):
         return None
     from notanda_openalex import ConfigurationDetail, ProviderReason
@@ -122,9 +123,9 @@ def remedy_for(content: Mapping[str, Any]) -> str | None:
     from ._schemas import REMEDIES
 
     try:  # a stored detail or reason this release does not know keeps the code's remedy
-        if code == "configuration_error":
+        if code == ToolError.CONFIGURATION_ERROR:
             return ConfigurationDetail(str(content.get("detail"))).remedy
-        if code == "provider_error":
+        if code == ToolError.PROVIDER_ERROR:
             return ProviderReason(str(content.get("reason"))).remedy
     except ValueError:
         pass
@@ -495,12 +496,12 @@ class EvidenceService:
             LOGGER.error(f"{kind} %s sealed but not logged: %s", evidence_id, exc.reason)
             return Reply(
                 {
-                    "error": "evidence_log_unavailable",
+                    "error": ToolError.EVIDENCE_LOG_UNAVAILABLE.value,
                     "evidence_id": evidence_id,
                     "log_reason": exc.reason,
                     "persisted": True,
                     "receipt": receipt,
-                    "status": "error",
+                    "status": AnswerStatus.ERROR.value,
                 },
                 is_error=True,
             )
@@ -518,7 +519,7 @@ class EvidenceService:
         else:
             LOGGER.info(f"{kind} %s sealed: %s", evidence_id, stored["status"])
         self._stage("before_reply", evidence_id)
-        return Reply(content, is_error=stored["status"] != "ok")
+        return Reply(content, is_error=stored["status"] != AnswerStatus.OK)
 
     # -------------------------------------------------------------- retrieval
 
@@ -543,24 +544,43 @@ class EvidenceService:
             # A record file nested past the parser's depth or too large for
             # memory: whatever its bytes, the record does not check out.
             if not is_evidence_id(evidence_id):  # pragma: no cover - checked before any file
-                return Reply({"error": "invalid_evidence_id", "status": "error"}, is_error=True)
-            condition = f"integrity_failure ({type(exc).__name__})"
+                return Reply(
+                    {
+                        "error": ToolError.INVALID_EVIDENCE_ID.value,
+                        "status": AnswerStatus.ERROR.value,
+                    },
+                    is_error=True,
+                )
+            condition = f"{ToolError.INTEGRITY_FAILURE} ({type(exc).__name__})"
             LOGGER.warning("retrieval %s: %s", evidence_id, condition)
             return Reply(
-                {"error": "integrity_failure", "evidence_id": evidence_id, "status": "error"},
+                {
+                    "error": ToolError.INTEGRITY_FAILURE.value,
+                    "evidence_id": evidence_id,
+                    "status": AnswerStatus.ERROR.value,
+                },
                 is_error=True,
             )
         if result.outcome is Outcome.INVALID_EVIDENCE_ID:
             LOGGER.info("retrieval %s: %s", "-", result.outcome.value)
-            return Reply({"error": "invalid_evidence_id", "status": "error"}, is_error=True)
+            return Reply(
+                {"error": ToolError.INVALID_EVIDENCE_ID.value, "status": AnswerStatus.ERROR.value},
+                is_error=True,
+            )
         valid_id = result.evidence_id
         if result.outcome is Outcome.INCOMPLETE:
-            LOGGER.info("retrieval %s: %s", valid_id, "incomplete")
-            return Reply({"evidence_id": valid_id, "status": "incomplete"}, is_error=True)
+            LOGGER.info("retrieval %s: %s", valid_id, AnswerStatus.INCOMPLETE.value)
+            return Reply(
+                {"evidence_id": valid_id, "status": AnswerStatus.INCOMPLETE.value}, is_error=True
+            )
         if result.outcome is not Outcome.OK or result.response is None:
             LOGGER.info("retrieval %s: %s", valid_id, result.outcome.value)
             return Reply(
-                {"error": result.outcome.value, "evidence_id": valid_id, "status": "error"},
+                {
+                    "error": result.outcome.value,
+                    "evidence_id": valid_id,
+                    "status": AnswerStatus.ERROR.value,
+                },
                 is_error=True,
             )
         if pending is None:  # pragma: no cover - an ok record has a valid ID
@@ -572,10 +592,10 @@ class EvidenceService:
             LOGGER.error("retrieval %s: %s", valid_id, f"log unavailable ({log_reason})")
             return Reply(
                 {
-                    "error": "evidence_log_unavailable",
+                    "error": ToolError.EVIDENCE_LOG_UNAVAILABLE.value,
                     "evidence_id": valid_id,
                     "log_reason": log_reason,
-                    "status": "error",
+                    "status": AnswerStatus.ERROR.value,
                 },
                 is_error=True,
             )
@@ -583,16 +603,21 @@ class EvidenceService:
         for _, kind, logged_receipt in entries:
             latest = None if kind is EntryType.TOMBSTONE else logged_receipt
         if latest is not None and latest != result.receipt:
-            LOGGER.warning("retrieval %s: %s", valid_id, "log_mismatch")
+            LOGGER.warning("retrieval %s: %s", valid_id, ToolError.LOG_MISMATCH.value)
             return Reply(
-                {"error": "log_mismatch", "evidence_id": valid_id, "status": "error"}, is_error=True
+                {
+                    "error": ToolError.LOG_MISMATCH.value,
+                    "evidence_id": valid_id,
+                    "status": AnswerStatus.ERROR.value,
+                },
+                is_error=True,
             )
         content = dict(result.response)
         content.setdefault("content_notice", NOTICE)
         content["logged"] = latest is not None
         if receipt is not None:
             content["receipt"] = result.receipt
-        LOGGER.info("retrieval %s: %s", valid_id, "ok")
+        LOGGER.info("retrieval %s: %s", valid_id, AnswerStatus.OK.value)
         return Reply(content, is_error=False)
 
 
@@ -611,11 +636,11 @@ def _not_attempted() -> dict[str, Any]:
 
 def _invalid_response(evidence_id: str, invalid: Any) -> dict[str, Any]:
     return {
-        "error": "invalid_arguments",
+        "error": ToolError.INVALID_ARGUMENTS.value,
         "evidence_id": evidence_id,
         "field": invalid.field,
         "reason": invalid.reason.value,
-        "status": "error",
+        "status": AnswerStatus.ERROR.value,
     }
 
 
@@ -641,7 +666,7 @@ def _from_result(
             "query": request.effective.query,
             "results": [work.to_record() for work in result.works],
             "skipped_count": result.skipped_count,
-            "status": "ok",
+            "status": AnswerStatus.OK.value,
             "total_count": result.total_count,
         }
     else:
@@ -651,11 +676,11 @@ def _from_result(
 
 def _failure_response(evidence_id: str, error: SearchFailure | None) -> dict[str, Any]:
     """The stored answer of a call that failed at the provider or its configuration."""
-    failure = error.to_record() if error is not None else {"code": "provider_error"}
+    failure = error.to_record() if error is not None else {"code": ToolError.PROVIDER_ERROR.value}
     return {
         "error": failure["code"],
         "evidence_id": evidence_id,
-        "status": "error",
+        "status": AnswerStatus.ERROR.value,
         **{
             key: failure[key]
             for key in ("reason", "detail", "http_status", "retry_after_s")
@@ -666,10 +691,10 @@ def _failure_response(evidence_id: str, error: SearchFailure | None) -> dict[str
 
 def _busy(evidence_id: str) -> dict[str, Any]:
     return {
-        "error": "server_busy",
+        "error": ToolError.SERVER_BUSY.value,
         "evidence_id": evidence_id,
-        "reason": "no_search_slot_before_deadline",
-        "status": "error",
+        "reason": BusyReason.NO_SEARCH_SLOT.value,
+        "status": AnswerStatus.ERROR.value,
     }
 
 
@@ -744,7 +769,7 @@ def _from_check(
         "content_notice": NOTICE,
         "evidence_id": evidence_id,
         "references": [reference.to_record() for reference in check.references],
-        "status": "ok",
+        "status": AnswerStatus.OK.value,
         "summary": check.summary(),
     }
     return provider, response
@@ -770,12 +795,12 @@ def _body_depth() -> int:
 
 def _storage_failure(exc: Any, evidence_id: str | None) -> Reply:
     content: dict[str, Any] = {
-        "error": "evidence_storage_unavailable",
+        "error": ToolError.EVIDENCE_STORAGE_UNAVAILABLE.value,
         "persisted": False,
-        "status": "error",
+        "status": AnswerStatus.ERROR.value,
         "storage_reason": exc.reason.value,
     }
     if evidence_id is not None:
         content["evidence_id"] = evidence_id
-        content["record_state"] = "incomplete"
+        content["record_state"] = RecordState.INCOMPLETE.value
     return Reply(content, is_error=True)

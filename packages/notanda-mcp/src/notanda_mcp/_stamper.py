@@ -32,6 +32,7 @@ from enum import StrEnum
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
+from ._errors import NotandaMcpError
 from ._guard import LogUnavailable, bounded
 from ._logging import LOGGER
 from ._version import __version__
@@ -129,7 +130,7 @@ _REMEDIES = {
 }
 
 
-class StampFailure(Exception):
+class StampFailure(NotandaMcpError):
     """One attempt at a stamp failed; ``code`` says why, ``detail`` adds an HTTP status."""
 
     def __init__(self, code: StampCode, detail: int | None = None) -> None:

@@ -13,8 +13,11 @@ import argparse
 import os
 import sys
 from collections.abc import Mapping
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, NoReturn
+
+from ._errors import NotandaMcpError
 
 EXIT_OK = 0
 #: ``doctor``: a check failed; ``demo``: a step failed.
@@ -24,8 +27,21 @@ EXIT_FORCED = 1
 EXIT_USAGE = 2
 
 
-class _Usage(Exception):
+class _Usage(NotandaMcpError):
     pass
+
+
+class CheckVerdict(StrEnum):
+    """The first word of each line ``doctor`` and ``demo`` print (``docs/errors.md``)."""
+
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "FAIL"
+
+
+def verdict_line(verdict: CheckVerdict, text: str) -> str:
+    """One printed check: the verdict in six columns, then *text* (already escaped)."""
+    return f"{verdict.value:<6}{text}"
 
 
 class UsageParser(argparse.ArgumentParser):

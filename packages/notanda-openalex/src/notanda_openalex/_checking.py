@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from ._errors import ProviderReason
+from ._errors import ErrorCode, ProviderReason
 from ._matching import (
     Decision,
     ReferenceField,
@@ -275,7 +275,7 @@ def _unparsed_entry(reference: Reference) -> CheckedReference:
 
 def _error_code(failure: SearchFailure | None) -> str:
     if failure is None:
-        return "provider_error"
+        return ErrorCode.PROVIDER_ERROR.value
     if failure.reason is not None:
         return failure.reason.value
     return failure.code.value

@@ -148,12 +148,25 @@ def test_bad_timestamp_options_exit_2_with_one_line_and_a_remedy(
     assert not (tmp_path / ".notanda").exists()
 
 
+def test_an_interval_without_a_tsa_exits_2_with_a_remedy(tmp_path: Path) -> None:
+    # Stamping is off without --timestamp-url: the interval was once ignored in silence.
+    done = _command("--evidence-dir", str(tmp_path), "--timestamp-every", "60")
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert line.startswith("notanda-mcp: --timestamp-every needs --timestamp-url")
+    assert ": give e.g. --timestamp-url " in line
+    assert not (tmp_path / ".notanda").exists()
+
+
 def test_the_test_seam_refuses_what_the_command_line_refuses(evidence_root: Path) -> None:
     with pytest.raises(ValueError, match="timestamp_every"):
         _server(evidence_root, "http://127.0.0.1:9/", timestamp_every=0.5)
     with pytest.raises(ValueError, match="--timestamp-url"):
         _server(evidence_root, "http://a:b@127.0.0.1:9/")
+    with pytest.raises(ValueError, match="timestamp_every is given without timestamp_url"):
+        make_server(evidence_root, timestamp_every=60)
     assert make_server(evidence_root).stamper is None  # off by default
+    assert _server(evidence_root, "http://127.0.0.1:9/", timestamp_every=None).stamper is not None
 
 
 # ------------------------------------------------------------------ stamping
@@ -257,6 +270,21 @@ async def test_a_tsa_that_is_down_is_logged_and_searches_succeed(
     assert _stamper(server).stamp_once() is False
     assert stamp_lines == ["log head 1 not stamped: tsa_unreachable"]
     assert len(await _searches(server, 2)) == 2
+    assert _tokens(evidence_root) == []
+
+
+async def test_a_log_that_cannot_be_read_is_one_line_and_nothing_is_asked(
+    evidence_root: Path, loopback_tsa: LoopbackTSA, stamp_lines: list[str]
+) -> None:
+    server = _server(evidence_root, loopback_tsa.url)
+    await _searches(server, 2)
+    log = evidence_root / ".notanda" / "log.jsonl"
+    first_line = log.read_bytes().splitlines(keepends=True)[0]
+    log.write_bytes(first_line)  # the log lost an entry it had: its head cannot be trusted
+    assert _stamper(server).stamp_once() is False
+    assert stamp_lines == [f"log head not stamped: {StampCode.LOG_UNAVAILABLE} (log_shrunk)"]
+    assert StampCode.LOG_UNAVAILABLE == "timestamp_log_unavailable"
+    assert loopback_tsa.received == []
     assert _tokens(evidence_root) == []
 
 

@@ -1,4 +1,4 @@
-"""OpenAlexClient.search against httpx.MockTransport: every HTTP and body outcome."""
+"""OpenAlexClient.search (``_client.py``) against httpx.MockTransport: every outcome."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""prepare_search: argument validation, query hygiene, filters, the request record."""
+"""prepare_search (``_query.py``): validation, query hygiene, filters, the request record."""
 
 from __future__ import annotations
 

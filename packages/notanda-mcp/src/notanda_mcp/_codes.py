@@ -1,0 +1,54 @@
+"""The codes a tool answer carries: its ``status``, its ``error`` and their companions.
+
+A leaf module: the published schemas (``_schemas``), the service, the server
+and the resources import these enums, and it imports none of them. The values
+are the wire contract (also that of 0.1.0b2 and 0.1.0b3), listed with their
+remedies in ``docs/errors.md``; renaming one is a breaking change.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = ["AnswerStatus", "BusyReason", "RecordState", "ToolError"]
+
+
+class AnswerStatus(StrEnum):
+    """The ``status`` of every answer."""
+
+    OK = "ok"
+    ERROR = "error"
+    #: ``get_evidence`` only: the record has no manifest.
+    INCOMPLETE = "incomplete"
+
+
+class ToolError(StrEnum):
+    """Every ``error`` code a tool answer can carry."""
+
+    INVALID_ARGUMENTS = "invalid_arguments"
+    CONFIGURATION_ERROR = "configuration_error"
+    PROVIDER_ERROR = "provider_error"
+    SERVER_BUSY = "server_busy"
+    EVIDENCE_STORAGE_UNAVAILABLE = "evidence_storage_unavailable"
+    EVIDENCE_LOG_UNAVAILABLE = "evidence_log_unavailable"
+    SHUTTING_DOWN = "shutting_down"
+    INTERNAL_ERROR = "internal_error"
+    INVALID_EVIDENCE_ID = "invalid_evidence_id"
+    NOT_FOUND = "not_found"
+    INTEGRITY_FAILURE = "integrity_failure"
+    UNSUPPORTED_SCHEMA_VERSION = "unsupported_schema_version"
+    RECEIPT_MISMATCH = "receipt_mismatch"
+    LOG_MISMATCH = "log_mismatch"
+
+
+class RecordState(StrEnum):
+    """``record_state`` of a ``shutting_down`` answer: how far its record got."""
+
+    SEALED = "sealed"
+    INCOMPLETE = "incomplete"
+
+
+class BusyReason(StrEnum):
+    """The ``reason`` of a ``server_busy`` answer."""
+
+    NO_SEARCH_SLOT = "no_search_slot_before_deadline"
