@@ -78,6 +78,13 @@ class Corpus:
         return sum(os.path.getsize(path) for path in self.paths())
 
 
+def observed_bytes(template: Template) -> int:
+    """How many bytes the template's provider page takes, canonically encoded."""
+    from notanda_evidence import canonical_bytes
+
+    return len(canonical_bytes(template.provider["observed_json"]))
+
+
 def templates(bench: Bench, count: int = 4) -> list[Template]:
     """Run *count* real pages of 10 works (about 100 to 125 KB) through notanda-openalex."""
     from notanda_evidence import ParsedJSON
@@ -405,7 +412,7 @@ def bench_seal(bench: Bench, template: Template) -> None:
     root = bench.workdir / "seal"
     root.mkdir()
     store = EvidenceStore(root)
-    provider_bytes = len(template.provider["observed_json"].data)
+    provider_bytes = observed_bytes(template)
 
     def one(stub: bool) -> tuple[float, float, int, list[bytes]]:
         writer = store.create()
@@ -761,9 +768,7 @@ def run(bench: Bench) -> None:
     corpus = Corpus(bench.workdir / "root")
     corpus.root.mkdir()
     corpus.templates = templates(bench)
-    hundred_kb = min(
-        corpus.templates, key=lambda t: abs(len(t.provider["observed_json"].data) - 100_000)
-    )
+    hundred_kb = min(corpus.templates, key=lambda t: abs(observed_bytes(t) - 100_000))
     # First, before this run writes anything (bench_seal waits for the file system to settle).
     try:
         bench_seal(bench, hundred_kb)
