@@ -18,9 +18,11 @@ import anyio
 import pytest
 from conftest import (
     FRAMED_SESSIONS,
+    HOLD_S,
     SESSION_KINDS,
     SESSIONS,
     assert_sealed,
+    at_the_gate,
     call,
     logged_receipts,
     make_server,
@@ -34,18 +36,6 @@ from mcp import MCPError
 from notanda_evidence import Outcome, open_record
 
 pytestmark = pytest.mark.anyio
-
-#: The bound within which a request that must not wait for the search is
-#: answered; far above any real latency, so it only catches a request that
-#: waits for the held search (which would never come back).
-HOLD_S = 10.0
-
-
-async def _at_the_gate(provider: FakeOpenAlex) -> None:
-    """Wait until the search has reached the provider and is held there."""
-    with anyio.fail_after(HOLD_S):
-        while not provider.arrived.is_set():
-            await anyio.sleep(0.01)
 
 
 @pytest.mark.timeout(30)
@@ -68,7 +58,7 @@ async def test_other_requests_are_answered_while_a_search_waits(
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(search)
-            await _at_the_gate(provider)
+            await at_the_gate(provider.arrived.is_set)
             with anyio.fail_after(HOLD_S):
                 if legacy:  # ping exists only in the handshake era
                     await client.session.send_ping()
@@ -96,7 +86,7 @@ async def test_the_deprecated_client_ping_is_answered_during_a_search(evidence_r
         await client.list_tools()
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(lambda: call(client, "search_literature", {"query": "slow"}))
-            await _at_the_gate(provider)
+            await at_the_gate(provider.arrived.is_set)
             with anyio.fail_after(HOLD_S):
                 await client.send_ping()  # the deliberate legacy call the SDK deprecates
             release.set()
@@ -137,7 +127,7 @@ async def test_a_cancelled_search_still_seals_logs_and_says_cancelled(
         with anyio.CancelScope() as scope:
 
             async def cancel_at_the_gate() -> None:
-                await _at_the_gate(provider)
+                await at_the_gate(provider.arrived.is_set)
                 scope.cancel()
 
             async with anyio.create_task_group() as tasks:

@@ -22,11 +22,13 @@ from conftest import (
     CLIENT_INFO,
     ERAS,
     HANDSHAKE_VERSION,
+    HOLD_S,
     KEY,
     MODERN_VERSION,
     assert_added_when_answering,
     assert_sealed,
     assert_valid_output,
+    at_the_gate,
     call,
     clean_env,
     disallowed_stderr_lines,
@@ -37,14 +39,13 @@ from conftest import (
     record_ids,
     seal_record,
 )
+from fake_openalex import FileGate
 from mcp import Client
 from mcp.client.stdio import stdio_client
 from notanda_evidence import Outcome, open_record
 from notanda_mcp._stdin import MAX_LINE_BYTES
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
-
-FAST_S = 0.5
 
 
 @asynccontextmanager
@@ -119,36 +120,37 @@ async def test_a_new_process_retrieves_the_first_process_record(
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_ping_and_retrieval_are_answered_while_a_search_waits(
-    evidence_root: Path, errlog: Any, era: str
+    evidence_root: Path, errlog: Any, tmp_path: Path, era: str
 ) -> None:
+    # The child's provider holds the search at a gate of files that this test
+    # opens only after the others were answered: shown by order, not a clock.
     known_id, known_receipt = seal_record(evidence_root)
-    async with stdio_session(evidence_root, era, errlog, "--delay", "1.5") as client:
+    folder = tmp_path / "gate"
+    folder.mkdir()
+    gate = FileGate(folder)
+    answered: list[str] = []
+    async with stdio_session(evidence_root, era, errlog, "--gate", str(folder)) as client:
         await client.list_tools()
-        await call(client, "get_evidence", {"evidence_id": known_id})  # warm up
-        done: dict[str, float] = {}
 
-        async def timed(name: str, started: float, coroutine: Any) -> None:
-            await coroutine
-            done[name] = time.monotonic() - started
+        async def search() -> None:
+            result = await call(client, "search_literature", {"query": "slow"})
+            assert result.is_error is False
+            answered.append("search")
 
         async with anyio.create_task_group() as tasks:
-            begin = time.monotonic()
-            tasks.start_soon(
-                timed, "search", begin, call(client, "search_literature", {"query": "slow"})
-            )
-            await anyio.sleep(0.2)
-            now = time.monotonic()
-            if era == "legacy":
-                tasks.start_soon(timed, "ping", now, client.session.send_ping())
-            tasks.start_soon(
-                timed,
-                "get_evidence",
-                now,
-                call(client, "get_evidence", {"evidence_id": known_id, "receipt": known_receipt}),
-            )
-    assert done["search"] >= 1.5
-    for name in ["get_evidence"] + (["ping"] if era == "legacy" else []):
-        assert done[name] < FAST_S, (name, done)
+            tasks.start_soon(search)
+            await at_the_gate(gate.has_arrived)
+            with anyio.fail_after(HOLD_S):
+                if era == "legacy":
+                    await client.session.send_ping()
+                    answered.append("ping")
+                await call(
+                    client, "get_evidence", {"evidence_id": known_id, "receipt": known_receipt}
+                )
+                answered.append("get_evidence")
+            assert "search" not in answered  # still held: the others did not wait for it
+            gate.set()
+    assert answered == [*(["ping"] if era == "legacy" else []), "get_evidence", "search"]
 
 
 async def test_a_lone_surrogate_from_the_provider_does_not_kill_the_server(
