@@ -182,7 +182,15 @@ INIT = {
 }
 
 
-def _spawn(root: Path, *args: str) -> subprocess.Popen[bytes]:
+def _gate(root: Path) -> FileGate:
+    """Where a gated launcher's provider holds each search: a folder beside *root*."""
+    return FileGate(root.parent / "gate")
+
+
+def _spawn(root: Path, *args: str, gated: bool = False) -> subprocess.Popen[bytes]:
+    if gated:  # for _start_search
+        (root.parent / "gate").mkdir(exist_ok=True)
+        args = ("--gate", str(root.parent / "gate"), *args)
     return subprocess.Popen(
         launcher_command(root, "--log-level", "info", *args),
         stdin=subprocess.PIPE,
@@ -218,7 +226,11 @@ def _search_request(request_id: int, query: str) -> dict[str, Any]:
 
 
 def _start_search(process: subprocess.Popen[bytes], root: Path) -> str:
-    """Handshake, start one search, and wait until its record exists; return its ID."""
+    """Handshake, start one search, wait until it has reached the provider; return its ID.
+
+    The process was spawned *gated*: the gate is opened as soon as the search
+    arrives, so the provider's ``--delay`` runs from a point the test knows.
+    """
     _send(
         process,
         {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT},
@@ -226,12 +238,13 @@ def _start_search(process: subprocess.Popen[bytes], root: Path) -> str:
         _search_request(1, "in flight"),
     )
     assert _receive(process)["id"] == 0
+    gate = _gate(root)
     deadline = time.monotonic() + 10
-    while not record_ids(root) or not (root / record_ids(root)[0] / "request.json").exists():
-        assert time.monotonic() < deadline, "the search never created its record"
+    while not gate.has_arrived():
+        assert time.monotonic() < deadline, "the search never reached the provider"
         time.sleep(0.01)
+    gate.set()  # the search is now waiting on the provider, for its --delay
     [evidence_id] = record_ids(root)
-    time.sleep(0.1)  # the search is now waiting on the provider
     return evidence_id
 
 
@@ -246,7 +259,7 @@ def _finish(process: subprocess.Popen[bytes], since: float) -> tuple[float, str]
 def test_stdin_eof_waits_at_most_the_grace_period(
     evidence_root: Path, delay: float, sealed: bool
 ) -> None:
-    with _spawn(evidence_root, "--delay", str(delay)) as process:
+    with _spawn(evidence_root, "--delay", str(delay), gated=True) as process:
         evidence_id = _start_search(process, evidence_root)
         assert process.stdin is not None
         process.stdin.close()
@@ -263,7 +276,7 @@ def test_stdin_eof_waits_at_most_the_grace_period(
 
 
 def test_sigterm_delivers_the_answer_in_flight_and_refuses_new_calls(evidence_root: Path) -> None:
-    with _spawn(evidence_root, "--delay", "1.0") as process:
+    with _spawn(evidence_root, "--delay", "1.0", gated=True) as process:
         evidence_id = _start_search(process, evidence_root)
         since = time.monotonic()
         process.send_signal(signal.SIGTERM)  # stdin stays open
@@ -295,7 +308,7 @@ def test_sigterm_delivers_the_answer_in_flight_and_refuses_new_calls(evidence_ro
 
 
 def test_sigterm_leaves_a_search_past_the_grace_period_incomplete(evidence_root: Path) -> None:
-    with _spawn(evidence_root, "--delay", "4.0") as process:
+    with _spawn(evidence_root, "--delay", "4.0", gated=True) as process:
         evidence_id = _start_search(process, evidence_root)
         since = time.monotonic()
         process.send_signal(signal.SIGTERM)
@@ -320,7 +333,7 @@ def test_sigterm_leaves_a_search_past_the_grace_period_incomplete(evidence_root:
 
 
 def test_a_second_signal_stops_at_once(evidence_root: Path) -> None:
-    with _spawn(evidence_root, "--delay", "4.0") as process:
+    with _spawn(evidence_root, "--delay", "4.0", gated=True) as process:
         evidence_id = _start_search(process, evidence_root)
         process.send_signal(signal.SIGTERM)
         time.sleep(0.2)
@@ -385,7 +398,7 @@ def test_a_call_in_flight_at_the_end_is_answered_before_the_exit(
 
 def test_a_client_that_closes_both_pipes_leaves_an_orderly_exit(evidence_root: Path) -> None:
     """The answer cannot be delivered (stdout is gone): the record is sealed, the exit is 0."""
-    with _spawn(evidence_root, "--delay", "0.3") as process:
+    with _spawn(evidence_root, "--delay", "0.3", gated=True) as process:
         evidence_id = _start_search(process, evidence_root)
         assert process.stdout is not None
         assert process.stdin is not None
