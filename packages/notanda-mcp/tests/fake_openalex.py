@@ -225,15 +225,16 @@ class Gate(Protocol):
 
 
 class FileGate:
-    """A gate across processes, for a provider in a child process: two files in *folder*.
+    """A gate across processes, for a provider in a child process: the file *path*.
 
-    The provider marks its arrival (``arrived``) and waits until the test
-    creates ``open``, polling for it; the test waits for the mark, then opens.
+    The provider marks its arrival (``<path>.entered``) and waits until the
+    test creates *path*, polling for it; the test waits for the mark, then
+    creates the file. Both stdio launchers take it as ``--hold-file``.
     """
 
-    def __init__(self, folder: Path) -> None:
-        self._arrived = folder / "arrived"
-        self._open = folder / "open"
+    def __init__(self, path: Path) -> None:
+        self._arrived = path.with_name(f"{path.name}.entered")
+        self._open = path
 
     def wait(self, timeout: float | None = None) -> bool:
         self._arrived.touch()

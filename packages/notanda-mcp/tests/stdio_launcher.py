@@ -1,6 +1,6 @@
 """Serve the real server on stdio through the documented seam, with a fake OpenAlex.
 
-``python stdio_launcher.py --evidence-dir DIR [--provider NAME] [--delay S] [--gate DIR]
+``python stdio_launcher.py --evidence-dir DIR [--provider NAME] [--delay S] [--hold-file F]
 [--log-level LEVEL] [--search-slots N] [--toolsets LIST] [--tamper-after-seal] [--timestamp-url URL
 --timestamp-every S --timestamp-deadline S]``
 
@@ -42,7 +42,7 @@ def main() -> int:
     parser.add_argument("--evidence-dir", required=True)
     parser.add_argument("--provider", default="page")
     parser.add_argument("--delay", type=float, default=0.0)
-    parser.add_argument("--gate", help="hold each request at a FileGate in this folder")
+    parser.add_argument("--hold-file", help="hold each request at a FileGate on this file")
     parser.add_argument("--log-level", default="warning")
     parser.add_argument("--search-slots", type=int, default=2)
     parser.add_argument("--toolsets", default="search")
@@ -61,7 +61,7 @@ def main() -> int:
     provider = FakeOpenAlex(
         responder_by_name(args.provider),
         delay_s=args.delay,
-        gate=FileGate(Path(args.gate)) if args.gate else None,
+        gate=FileGate(Path(args.hold_file)) if args.hold_file else None,
     )
     build_server(
         root,

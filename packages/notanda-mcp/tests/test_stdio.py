@@ -125,11 +125,10 @@ async def test_ping_and_retrieval_are_answered_while_a_search_waits(
     # The child's provider holds the search at a gate of files that this test
     # opens only after the others were answered: shown by order, not a clock.
     known_id, known_receipt = seal_record(evidence_root)
-    folder = tmp_path / "gate"
-    folder.mkdir()
-    gate = FileGate(folder)
+    hold = tmp_path / "release"
+    gate = FileGate(hold)
     answered: list[str] = []
-    async with stdio_session(evidence_root, era, errlog, "--gate", str(folder)) as client:
+    async with stdio_session(evidence_root, era, errlog, "--hold-file", str(hold)) as client:
         await client.list_tools()
 
         async def search() -> None:
@@ -183,14 +182,13 @@ INIT = {
 
 
 def _gate(root: Path) -> FileGate:
-    """Where a gated launcher's provider holds each search: a folder beside *root*."""
-    return FileGate(root.parent / "gate")
+    """Where a gated launcher's provider holds each search: a file beside *root*."""
+    return FileGate(root.parent / "release")
 
 
 def _spawn(root: Path, *args: str, gated: bool = False) -> subprocess.Popen[bytes]:
     if gated:  # for _start_search
-        (root.parent / "gate").mkdir(exist_ok=True)
-        args = ("--gate", str(root.parent / "gate"), *args)
+        args = ("--hold-file", str(root.parent / "release"), *args)
     return subprocess.Popen(
         launcher_command(root, "--log-level", "info", *args),
         stdin=subprocess.PIPE,
