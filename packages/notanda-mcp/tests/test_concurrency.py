@@ -53,7 +53,8 @@ async def test_other_requests_are_answered_while_a_search_waits(
         await client.list_tools()
 
         async def search() -> None:
-            await call(client, "search_literature", {"query": "slow"})
+            result = await call(client, "search_literature", {"query": "slow"})
+            assert result.is_error is False  # released, not given up at the gate
             answered.append("search")
 
         async with anyio.create_task_group() as tasks:
@@ -85,11 +86,19 @@ async def test_the_deprecated_client_ping_is_answered_during_a_search(evidence_r
     async with open_session(server, "legacy") as client:
         await client.list_tools()
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(lambda: call(client, "search_literature", {"query": "slow"}))
+            searched: list[bool] = []
+
+            async def search() -> None:
+                result = await call(client, "search_literature", {"query": "slow"})
+                searched.append(result.is_error is False)
+
+            tasks.start_soon(search)
             await at_the_gate(provider.arrived.is_set)
             with anyio.fail_after(HOLD_S):
                 await client.send_ping()  # the deliberate legacy call the SDK deprecates
+            assert searched == []  # still held: the ping did not wait for it
             release.set()
+    assert searched == [True]  # released, not given up at the gate
     assert len(record_ids(evidence_root)) == 1
 
 
