@@ -179,12 +179,17 @@ def _echo_response(request: Any) -> Any:
     return httpx.Response(200, headers=headers, content=json.dumps(page).encode())
 
 
+def _fake_openalex() -> Any:
+    """The notanda-mcp tests' fake provider module (test code, not in any wheel)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "packages/notanda-mcp/tests"))
+    import fake_openalex
+
+    return fake_openalex
+
+
 def _bibliography(fixture: str) -> Any:
     """The notanda-mcp tests' catalogue responder over a real page's works."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "packages/notanda-mcp/tests"))
-    from fake_openalex import bibliography
-
-    return bibliography(json.loads(_fixture_bytes(fixture))["results"])
+    return _fake_openalex().bibliography(json.loads(_fixture_bytes(fixture))["results"])
 
 
 def _transport(args: argparse.Namespace, killer: _Killer) -> Any:
@@ -205,10 +210,7 @@ def _transport(args: argparse.Namespace, killer: _Killer) -> Any:
                 calls.write(f"{os.getpid()} {request.method} {seen}\n")
         killer.hit("in_provider")
         if args.hold_file:
-            Path(f"{args.hold_file}.entered").touch()
-            deadline = time.monotonic() + 60
-            while not Path(args.hold_file).exists() and time.monotonic() < deadline:
-                time.sleep(0.01)
+            _fake_openalex().FileGate(Path(args.hold_file)).wait(60)
         if args.delay and args.delay_only_for in request.url.params.get("search", ""):
             time.sleep(args.delay)
         if args.provider == "echo":

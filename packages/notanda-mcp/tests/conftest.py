@@ -255,6 +255,19 @@ async def raw_modern_call(
 # --------------------------------------------------------------- records
 
 
+#: The bound within which a request that must not wait for a held search is
+#: answered; far above any real latency, so it only catches a request that
+#: waits for the held search (which would never come back).
+HOLD_S = 10.0
+
+
+async def at_the_gate(arrived: Callable[[], bool]) -> None:
+    """Wait until a search has reached the fake provider and is held at its gate."""
+    with anyio.fail_after(HOLD_S):
+        while not arrived():
+            await anyio.sleep(0.01)
+
+
 def record_ids(root: Path) -> list[str]:
     """The record folders under an evidence root."""
     return sorted(p.name for p in root.iterdir() if HEX32.fullmatch(p.name))

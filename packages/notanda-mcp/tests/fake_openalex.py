@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -218,6 +218,43 @@ def bibliography(works: list[dict[str, Any]] | None = None) -> Responder:
 GATE_LIMIT_S = 20.0
 
 
+class Gate(Protocol):
+    """What a request waits at: a :class:`threading.Event`, or a :class:`FileGate`."""
+
+    def wait(self, timeout: float | None = None) -> bool: ...
+
+
+class FileGate:
+    """A gate across processes, for a provider in a child process: the file *path*.
+
+    The provider marks its arrival (``<path>.entered``) and waits until the
+    test creates *path*, polling for it; the test waits for the mark, then
+    creates the file. Both stdio launchers take it as ``--hold-file``.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._arrived = path.with_name(f"{path.name}.entered")
+        self._open = path
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self._arrived.touch()
+        deadline = time.monotonic() + (GATE_LIMIT_S if timeout is None else timeout)
+        while not self._open.exists():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    def has_arrived(self) -> bool:
+        return self._arrived.exists()
+
+    def set(self) -> None:
+        self._open.touch()
+
+    def is_set(self) -> bool:
+        return self._open.exists()
+
+
 class FakeOpenAlex:
     """A MockTransport handler: optional delay or gate, then the responder; every request recorded.
 
@@ -225,7 +262,8 @@ class FakeOpenAlex:
     :data:`GATE_LIMIT_S`, so a test that never releases it fails instead of
     hanging); :attr:`arrived` is set once a request has reached the provider.
     Tests that show something happens *while* a search waits hold the search
-    at the gate, so they prove it by order, not by a clock.
+    at the gate, so they prove it by order, not by a clock; across processes
+    the gate is a :class:`FileGate`.
     """
 
     def __init__(
@@ -233,7 +271,7 @@ class FakeOpenAlex:
         respond: Responder | None = None,
         *,
         delay_s: float = 0.0,
-        gate: threading.Event | None = None,
+        gate: Gate | None = None,
     ) -> None:
         self.respond = respond or works_page()
         self.delay_s = delay_s

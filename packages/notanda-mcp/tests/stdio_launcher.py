@@ -1,6 +1,6 @@
 """Serve the real server on stdio through the documented seam, with a fake OpenAlex.
 
-``python stdio_launcher.py --evidence-dir DIR [--provider NAME] [--delay S]
+``python stdio_launcher.py --evidence-dir DIR [--provider NAME] [--delay S] [--hold-file F]
 [--log-level LEVEL] [--search-slots N] [--toolsets LIST] [--tamper-after-seal] [--timestamp-url URL
 --timestamp-every S --timestamp-deadline S]``
 
@@ -20,7 +20,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fake_openalex import FakeOpenAlex, responder_by_name
+from fake_openalex import FakeOpenAlex, FileGate, responder_by_name
 
 
 def _tamper(root: Path) -> Any:
@@ -42,6 +42,7 @@ def main() -> int:
     parser.add_argument("--evidence-dir", required=True)
     parser.add_argument("--provider", default="page")
     parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--hold-file", help="hold each request at a FileGate on this file")
     parser.add_argument("--log-level", default="warning")
     parser.add_argument("--search-slots", type=int, default=2)
     parser.add_argument("--toolsets", default="search")
@@ -57,7 +58,11 @@ def main() -> int:
     from notanda_mcp import build_server
 
     root = Path(args.evidence_dir)
-    provider = FakeOpenAlex(responder_by_name(args.provider), delay_s=args.delay)
+    provider = FakeOpenAlex(
+        responder_by_name(args.provider),
+        delay_s=args.delay,
+        gate=FileGate(Path(args.hold_file)) if args.hold_file else None,
+    )
     build_server(
         root,
         transport=provider.transport(),

@@ -18,9 +18,11 @@ import anyio
 import pytest
 from conftest import (
     FRAMED_SESSIONS,
+    HOLD_S,
     SESSION_KINDS,
     SESSIONS,
     assert_sealed,
+    at_the_gate,
     call,
     logged_receipts,
     make_server,
@@ -34,18 +36,6 @@ from mcp import MCPError
 from notanda_evidence import Outcome, open_record
 
 pytestmark = pytest.mark.anyio
-
-#: The bound within which a request that must not wait for the search is
-#: answered; far above any real latency, so it only catches a request that
-#: waits for the held search (which would never come back).
-HOLD_S = 10.0
-
-
-async def _at_the_gate(provider: FakeOpenAlex) -> None:
-    """Wait until the search has reached the provider and is held there."""
-    with anyio.fail_after(HOLD_S):
-        while not provider.arrived.is_set():
-            await anyio.sleep(0.01)
 
 
 @pytest.mark.timeout(30)
@@ -63,12 +53,13 @@ async def test_other_requests_are_answered_while_a_search_waits(
         await client.list_tools()
 
         async def search() -> None:
-            await call(client, "search_literature", {"query": "slow"})
+            result = await call(client, "search_literature", {"query": "slow"})
+            assert result.is_error is False  # released, not given up at the gate
             answered.append("search")
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(search)
-            await _at_the_gate(provider)
+            await at_the_gate(provider.arrived.is_set)
             with anyio.fail_after(HOLD_S):
                 if legacy:  # ping exists only in the handshake era
                     await client.session.send_ping()
@@ -95,11 +86,19 @@ async def test_the_deprecated_client_ping_is_answered_during_a_search(evidence_r
     async with open_session(server, "legacy") as client:
         await client.list_tools()
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(lambda: call(client, "search_literature", {"query": "slow"}))
-            await _at_the_gate(provider)
+            searched: list[bool] = []
+
+            async def search() -> None:
+                result = await call(client, "search_literature", {"query": "slow"})
+                searched.append(result.is_error is False)
+
+            tasks.start_soon(search)
+            await at_the_gate(provider.arrived.is_set)
             with anyio.fail_after(HOLD_S):
                 await client.send_ping()  # the deliberate legacy call the SDK deprecates
+            assert searched == []  # still held: the ping did not wait for it
             release.set()
+    assert searched == [True]  # released, not given up at the gate
     assert len(record_ids(evidence_root)) == 1
 
 
@@ -137,7 +136,7 @@ async def test_a_cancelled_search_still_seals_logs_and_says_cancelled(
         with anyio.CancelScope() as scope:
 
             async def cancel_at_the_gate() -> None:
-                await _at_the_gate(provider)
+                await at_the_gate(provider.arrived.is_set)
                 scope.cancel()
 
             async with anyio.create_task_group() as tasks:

@@ -22,11 +22,13 @@ from conftest import (
     CLIENT_INFO,
     ERAS,
     HANDSHAKE_VERSION,
+    HOLD_S,
     KEY,
     MODERN_VERSION,
     assert_added_when_answering,
     assert_sealed,
     assert_valid_output,
+    at_the_gate,
     call,
     clean_env,
     disallowed_stderr_lines,
@@ -37,14 +39,13 @@ from conftest import (
     record_ids,
     seal_record,
 )
+from fake_openalex import FileGate
 from mcp import Client
 from mcp.client.stdio import stdio_client
 from notanda_evidence import Outcome, open_record
 from notanda_mcp._stdin import MAX_LINE_BYTES
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
-
-FAST_S = 0.5
 
 
 @asynccontextmanager
@@ -119,36 +120,36 @@ async def test_a_new_process_retrieves_the_first_process_record(
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_ping_and_retrieval_are_answered_while_a_search_waits(
-    evidence_root: Path, errlog: Any, era: str
+    evidence_root: Path, errlog: Any, tmp_path: Path, era: str
 ) -> None:
+    # The child's provider holds the search at a gate of files that this test
+    # opens only after the others were answered: shown by order, not a clock.
     known_id, known_receipt = seal_record(evidence_root)
-    async with stdio_session(evidence_root, era, errlog, "--delay", "1.5") as client:
+    hold = tmp_path / "release"
+    gate = FileGate(hold)
+    answered: list[str] = []
+    async with stdio_session(evidence_root, era, errlog, "--hold-file", str(hold)) as client:
         await client.list_tools()
-        await call(client, "get_evidence", {"evidence_id": known_id})  # warm up
-        done: dict[str, float] = {}
 
-        async def timed(name: str, started: float, coroutine: Any) -> None:
-            await coroutine
-            done[name] = time.monotonic() - started
+        async def search() -> None:
+            result = await call(client, "search_literature", {"query": "slow"})
+            assert result.is_error is False
+            answered.append("search")
 
         async with anyio.create_task_group() as tasks:
-            begin = time.monotonic()
-            tasks.start_soon(
-                timed, "search", begin, call(client, "search_literature", {"query": "slow"})
-            )
-            await anyio.sleep(0.2)
-            now = time.monotonic()
-            if era == "legacy":
-                tasks.start_soon(timed, "ping", now, client.session.send_ping())
-            tasks.start_soon(
-                timed,
-                "get_evidence",
-                now,
-                call(client, "get_evidence", {"evidence_id": known_id, "receipt": known_receipt}),
-            )
-    assert done["search"] >= 1.5
-    for name in ["get_evidence"] + (["ping"] if era == "legacy" else []):
-        assert done[name] < FAST_S, (name, done)
+            tasks.start_soon(search)
+            await at_the_gate(gate.has_arrived)
+            with anyio.fail_after(HOLD_S):
+                if era == "legacy":
+                    await client.session.send_ping()
+                    answered.append("ping")
+                await call(
+                    client, "get_evidence", {"evidence_id": known_id, "receipt": known_receipt}
+                )
+                answered.append("get_evidence")
+            assert "search" not in answered  # still held: the others did not wait for it
+            gate.set()
+    assert answered == [*(["ping"] if era == "legacy" else []), "get_evidence", "search"]
 
 
 async def test_a_lone_surrogate_from_the_provider_does_not_kill_the_server(
@@ -180,7 +181,14 @@ INIT = {
 }
 
 
-def _spawn(root: Path, *args: str) -> subprocess.Popen[bytes]:
+def _gate(root: Path) -> FileGate:
+    """Where a gated launcher's provider holds each search: a file beside *root*."""
+    return FileGate(root.parent / "release")
+
+
+def _spawn(root: Path, *args: str, gated: bool = False) -> subprocess.Popen[bytes]:
+    if gated:  # for _start_search
+        args = ("--hold-file", str(root.parent / "release"), *args)
     return subprocess.Popen(
         launcher_command(root, "--log-level", "info", *args),
         stdin=subprocess.PIPE,
@@ -216,7 +224,11 @@ def _search_request(request_id: int, query: str) -> dict[str, Any]:
 
 
 def _start_search(process: subprocess.Popen[bytes], root: Path) -> str:
-    """Handshake, start one search, and wait until its record exists; return its ID."""
+    """Handshake, start one search, wait until it has reached the provider; return its ID.
+
+    The process was spawned *gated*: the gate is opened as soon as the search
+    arrives, so the provider's ``--delay`` runs from a point the test knows.
+    """
     _send(
         process,
         {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT},
@@ -224,12 +236,13 @@ def _start_search(process: subprocess.Popen[bytes], root: Path) -> str:
         _search_request(1, "in flight"),
     )
     assert _receive(process)["id"] == 0
+    gate = _gate(root)
     deadline = time.monotonic() + 10
-    while not record_ids(root) or not (root / record_ids(root)[0] / "request.json").exists():
-        assert time.monotonic() < deadline, "the search never created its record"
+    while not gate.has_arrived():
+        assert time.monotonic() < deadline, "the search never reached the provider"
         time.sleep(0.01)
+    gate.set()  # the search is now waiting on the provider, for its --delay
     [evidence_id] = record_ids(root)
-    time.sleep(0.1)  # the search is now waiting on the provider
     return evidence_id
 
 
@@ -244,7 +257,7 @@ def _finish(process: subprocess.Popen[bytes], since: float) -> tuple[float, str]
 def test_stdin_eof_waits_at_most_the_grace_period(
     evidence_root: Path, delay: float, sealed: bool
 ) -> None:
-    with _spawn(evidence_root, "--delay", str(delay)) as process:
+    with _spawn(evidence_root, "--delay", str(delay), gated=True) as process:
         evidence_id = _start_search(process, evidence_root)
         assert process.stdin is not None
         process.stdin.close()
@@ -261,7 +274,7 @@ def test_stdin_eof_waits_at_most_the_grace_period(
 
 
 def test_sigterm_delivers_the_answer_in_flight_and_refuses_new_calls(evidence_root: Path) -> None:
-    with _spawn(evidence_root, "--delay", "1.0") as process:
+    with _spawn(evidence_root, "--delay", "1.0", gated=True) as process:
         evidence_id = _start_search(process, evidence_root)
         since = time.monotonic()
         process.send_signal(signal.SIGTERM)  # stdin stays open
@@ -293,7 +306,7 @@ def test_sigterm_delivers_the_answer_in_flight_and_refuses_new_calls(evidence_ro
 
 
 def test_sigterm_leaves_a_search_past_the_grace_period_incomplete(evidence_root: Path) -> None:
-    with _spawn(evidence_root, "--delay", "4.0") as process:
+    with _spawn(evidence_root, "--delay", "4.0", gated=True) as process:
         evidence_id = _start_search(process, evidence_root)
         since = time.monotonic()
         process.send_signal(signal.SIGTERM)
@@ -318,7 +331,7 @@ def test_sigterm_leaves_a_search_past_the_grace_period_incomplete(evidence_root:
 
 
 def test_a_second_signal_stops_at_once(evidence_root: Path) -> None:
-    with _spawn(evidence_root, "--delay", "4.0") as process:
+    with _spawn(evidence_root, "--delay", "4.0", gated=True) as process:
         evidence_id = _start_search(process, evidence_root)
         process.send_signal(signal.SIGTERM)
         time.sleep(0.2)
@@ -383,7 +396,7 @@ def test_a_call_in_flight_at_the_end_is_answered_before_the_exit(
 
 def test_a_client_that_closes_both_pipes_leaves_an_orderly_exit(evidence_root: Path) -> None:
     """The answer cannot be delivered (stdout is gone): the record is sealed, the exit is 0."""
-    with _spawn(evidence_root, "--delay", "0.3") as process:
+    with _spawn(evidence_root, "--delay", "0.3", gated=True) as process:
         evidence_id = _start_search(process, evidence_root)
         assert process.stdout is not None
         assert process.stdin is not None
