@@ -661,3 +661,65 @@ def test_b3_pending_files_are_information_when_incomplete_and_errors_when_sealed
     assert verify_file.exit_code([result]) == 3
     (record / "notes.pending").write_bytes(b"")
     assert "record.unexpected_entry" in {f.code.value for f in verify_record(record).findings}
+
+
+def test_an_open_record_read_again_skips_only_the_checks_its_exact_bytes_passed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    evidence_id, receipt = sealed(tmp_path)
+    full_checks: list[bytes] = []
+    checked = verify_file._parse_canonical
+
+    def counting(data: bytes) -> tuple[object, str | None]:
+        full_checks.append(data)
+        return checked(data)
+
+    monkeypatch.setattr(verify_file, "_parse_canonical", counting)
+    first = open_record(tmp_path, evidence_id, receipt)
+    assert first.outcome is Outcome.OK
+    assert len(full_checks) == 3  # manifest, request, response
+    assert first.response is not None
+    first.response["results"].append("changed by a caller")
+    again = open_record(tmp_path, evidence_id, receipt)
+    assert len(full_checks) == 3
+    assert again.outcome is Outcome.OK
+    assert again.response == {"evidence_id": evidence_id, "status": "ok", "results": []}
+
+
+def test_the_verdict_cache_never_serves_stale_content_after_a_byte_changes(
+    tmp_path: Path,
+) -> None:
+    evidence_id, receipt = sealed(tmp_path)
+    record = tmp_path / evidence_id
+    assert open_record(tmp_path, evidence_id, receipt).outcome is Outcome.OK
+    changed = {"evidence_id": evidence_id, "status": "ok", "results": [1]}
+    _consistent(record, "response.json", verify_file.canonical_bytes(changed))
+    again = open_record(tmp_path, evidence_id)
+    assert again.outcome is Outcome.OK
+    assert again.response == changed
+    # Same value, one byte more: the bytes that passed are not these bytes.
+    spaced = verify_file.canonical_bytes(changed).replace(b'"ok"', b' "ok"')
+    _consistent(record, "response.json", spaced)
+    codes = [f.code for f in open_record(tmp_path, evidence_id).findings]
+    assert codes == [verify_file.Code.PAYLOAD_NOT_CANONICAL]
+    manifest = (record / "manifest.json").read_bytes()
+    (record / "manifest.json").write_bytes(manifest.replace(b":", b": ", 1))
+    codes = [f.code for f in open_record(tmp_path, evidence_id).findings]
+    assert codes == [verify_file.Code.MANIFEST_NOT_CANONICAL]
+
+
+def test_the_verdict_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(verify_file, "_CANONICAL_DIGESTS", {})
+    monkeypatch.setattr(verify_file, "_CANONICAL_CACHE_SIZE", 4)
+    for number in range(10):
+        data = verify_file.canonical_bytes([number])
+        digest = hashlib.sha256(data).hexdigest()
+        assert verify_file.parse_canonical(data, digest=digest) == ([number], None)
+    assert len(verify_file._CANONICAL_DIGESTS) == 4
+    assert hashlib.sha256(verify_file.canonical_bytes([9])).hexdigest() in (
+        verify_file._CANONICAL_DIGESTS
+    )
+    # A verdict is only remembered for bytes that passed.
+    bad = b"[1, 2]\n"
+    verify_file.parse_canonical(bad, digest=hashlib.sha256(bad).hexdigest())
+    assert hashlib.sha256(bad).hexdigest() not in verify_file._CANONICAL_DIGESTS

@@ -32,6 +32,7 @@ from conftest import (
     record_ids,
     requires_fixtures,
     search,
+    text_of,
     write_b3_record,
 )
 from fake_openalex import FakeOpenAlex, fixture_page, synthetic_work, works_page
@@ -244,6 +245,30 @@ async def test_unknown_tool_is_a_protocol_error_without_a_record(evidence_root: 
 
 
 # ------------------------------------------------------ search and retrieval
+
+
+async def test_a_retrieved_answer_is_encoded_as_parsed_json_without_a_second_walk(
+    evidence_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from notanda_evidence import verify_file
+
+    server = make_server(evidence_root, FakeOpenAlex())
+    walked: list[object] = []
+    check = verify_file.check_json_value
+
+    def spy(value: object, limit: int = verify_file.MAX_JSON_DEPTH) -> None:
+        walked.append(value)
+        check(value, limit)
+
+    async with open_session(server, "legacy") as client:
+        found = await search(client, limit=3)
+        monkeypatch.setattr(verify_file, "check_json_value", spy)
+        got = await call(client, "get_evidence", {"evidence_id": found["evidence_id"]})
+    assert got.is_error is False
+    texts = [value for value in walked if isinstance(value, verify_file.ParsedJSON)]
+    assert [value.value for value in texts] == [got.structured_content]
+    assert texts[0].max_depth == verify_file.MAX_JSON_DEPTH
+    assert text_of(got) == verify_file.canonical_text(got.structured_content)
 
 
 @pytest.mark.parametrize("kind", SESSIONS)

@@ -44,6 +44,7 @@ import os
 import re
 import stat
 import sys
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
@@ -589,7 +590,17 @@ class _Strictness(enum.Enum):
     NOT_CANONICAL = "not_canonical"
 
 
-def parse_canonical(data: bytes) -> tuple[Any, str | None]:
+#: How many verdicts :data:`_CANONICAL_DIGESTS` keeps (about 100 bytes each).
+_CANONICAL_CACHE_SIZE = 1024
+#: SHA-256 digests (hex) of byte strings :func:`parse_canonical` has accepted,
+#: oldest first. A verdict is a property of the bytes alone, so bytes with a
+#: digest listed here need only be decoded; any changed byte changes the
+#: digest and misses. Verdicts only: every caller gets a freshly parsed value.
+_CANONICAL_DIGESTS: dict[str, None] = {}
+_CANONICAL_LOCK = threading.Lock()
+
+
+def parse_canonical(data: bytes, *, digest: str | None = None) -> tuple[Any, str | None]:
     """Parse *data* strictly and check that it is in canonical form.
 
     Returns ``(value, None)`` on success and ``(None, reason)`` otherwise, where
@@ -598,7 +609,25 @@ def parse_canonical(data: bytes) -> tuple[Any, str | None]:
     ``"not_canonical"``. Re-encoding and comparing bytes rejects a BOM, NaN,
     duplicate keys and any whitespace or escaping variant at C speed; the
     slower duplicate-key scan only runs to name the failure. Safe on any bytes.
+
+    *digest*, when given, must be the SHA-256 (hex) the caller computed from
+    these very bytes (a record's reader hashes every file it reads anyway).
+    Bytes already accepted under that digest are only decoded, skipping the
+    depth scan and the re-encoding (``get_evidence`` reads the same record
+    again and again); a digest that was never accepted gets every check.
     """
+    if digest is not None and digest in _CANONICAL_DIGESTS:
+        return json.loads(data.decode("utf-8")), None
+    value, problem = _parse_canonical(data)
+    if digest is not None and problem is None:
+        with _CANONICAL_LOCK:
+            _CANONICAL_DIGESTS[digest] = None
+            if len(_CANONICAL_DIGESTS) > _CANONICAL_CACHE_SIZE:
+                del _CANONICAL_DIGESTS[next(iter(_CANONICAL_DIGESTS))]
+    return value, problem
+
+
+def _parse_canonical(data: bytes) -> tuple[Any, str | None]:
     if json_depth_exceeds(data):
         return None, _Strictness.TOO_DEEP.value
     if data.startswith(_BOM):
@@ -952,8 +981,8 @@ def _check_manifest(
     return expected, outcome, findings
 
 
-def _strict_payload(name: str, data: bytes, findings: list[Finding]) -> Any:
-    value, problem = parse_canonical(data)
+def _strict_payload(name: str, data: bytes, digest: str, findings: list[Finding]) -> Any:
+    value, problem = parse_canonical(data, digest=digest)
     if problem is not None:
         code = {
             "too_deep": Code.PAYLOAD_TOO_DEEP,
@@ -1099,7 +1128,7 @@ def verify_record(
         if receipt_checked:
             findings.extend(_receipt_findings(receipt, actual_receipt))
 
-        manifest, problem = parse_canonical(manifest_bytes)
+        manifest, problem = parse_canonical(manifest_bytes, digest=actual_receipt)
         if problem is not None:
             code = {
                 "too_deep": Code.MANIFEST_TOO_DEEP,
@@ -1142,12 +1171,13 @@ def verify_record(
             if len(data) != size:
                 findings.append(_error(Code.PAYLOAD_SIZE_MISMATCH, name, f"expected {size} bytes"))
                 continue
-            if hashlib.sha256(data).hexdigest() != digest:
+            actual = hashlib.sha256(data).hexdigest()
+            if actual != digest:
                 findings.append(_error(Code.PAYLOAD_DIGEST_MISMATCH, name))
                 continue
             if name == "provider.json" and not full:
                 continue
-            parsed[name] = _strict_payload(name, data, findings)
+            parsed[name] = _strict_payload(name, data, actual, findings)
 
         for name in ("request.json", "response.json"):
             value = parsed.get(name)

@@ -212,10 +212,13 @@ def _integral(value: Any) -> Any:
 
 def _result(reply: Reply) -> types.CallToolResult:
     # Imported here: tools/list must not wait for the evidence package.
-    from notanda_evidence.verify_file import canonical_text
+    from notanda_evidence.verify_file import ParsedJSON, canonical_text
 
     # Compact: the model reads this text on every answer (issue 11).
-    text = canonical_text(reply.content)
+    if reply.parsed_depth is None:
+        text = canonical_text(reply.content)
+    else:
+        text = canonical_text(ParsedJSON(reply.content, reply.parsed_depth))
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
         structured_content=reply.content,

@@ -33,7 +33,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from notanda_evidence.verify_file import NOTICE, format_timestamp
+from notanda_evidence.verify_file import MAX_JSON_DEPTH, NOTICE, format_timestamp
 
 from ._codes import AnswerStatus, BusyReason, RecordState, ToolError
 from ._guard import LogUnavailable, log_call, record_conditions, start_log_call
@@ -104,6 +104,10 @@ class Reply:
 
     content: dict[str, Any]
     is_error: bool
+    #: An upper bound on how deep :attr:`content` nests when it is ``json.loads``
+    #: output (string keys only) from bytes checked against that depth, plus
+    #: string fields: its text is then encoded without walking it again.
+    parsed_depth: int | None = None
 
     def __post_init__(self) -> None:
         remedy = remedy_for(self.content)
@@ -618,7 +622,9 @@ class EvidenceService:
         if receipt is not None:
             content["receipt"] = result.receipt
         LOGGER.info("retrieval %s: %s", valid_id, AnswerStatus.OK.value)
-        return Reply(content, is_error=False)
+        # The stored response passed the strict parse (no deeper than the
+        # format's limit); the fields added here are strings and a bool.
+        return Reply(content, is_error=False, parsed_depth=MAX_JSON_DEPTH)
 
 
 # ------------------------------------------------------------------ shapes
@@ -788,8 +794,6 @@ def _body_too_deep(body: bytes | bytearray) -> bool:
 
 def _body_depth() -> int:
     """How deep a body may nest: provider.json's own object holds it one level down."""
-    from notanda_evidence.verify_file import MAX_JSON_DEPTH
-
     return MAX_JSON_DEPTH - 1
 
 
