@@ -654,6 +654,7 @@ def _from_result(
         return _not_attempted(), _busy(evidence_id)
     observation = result.observation
     provider = observation.record_fields()
+    provider["attempts"] = [_formatted_times(attempt) for attempt in provider["attempts"]]
     if observation.has_body:
         # Parsed from a body _body_too_deep passed: it nests no deeper than that.
         provider["observed_json"] = ParsedJSON(observation.body_json, _body_depth())
@@ -672,6 +673,15 @@ def _from_result(
     else:
         response = _failure_response(evidence_id, result.error)
     return provider, response
+
+
+def _formatted_times(attempt: dict[str, Any]) -> dict[str, Any]:
+    """An attempt's values with its aware times in the record's form (``format_timestamp``)."""
+    return {
+        **attempt,
+        "finished_at": format_timestamp(attempt["finished_at"]),
+        "started_at": format_timestamp(attempt["started_at"]),
+    }
 
 
 def _failure_response(evidence_id: str, error: SearchFailure | None) -> dict[str, Any]:
@@ -755,7 +765,11 @@ def _from_check(
     for attempt in check.attempts:
         observation = attempt.observation
         entry: dict[str, Any] = {
-            **({} if observation.attempt is None else observation.attempt.to_record()),
+            **(
+                {}
+                if observation.attempt is None
+                else _formatted_times(observation.attempt.to_record())
+            ),
             "capture": observation.capture.value,
             "purpose": attempt.purpose,
         }
