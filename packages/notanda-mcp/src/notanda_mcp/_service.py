@@ -625,13 +625,10 @@ class EvidenceService:
 
 
 def _not_attempted() -> dict[str, Any]:
-    return {
-        "attempts": [],
-        "capture": "not_attempted",
-        "max_attempts": 1,
-        "pagination": False,
-        "provider": "openalex",
-    }
+    """A search's ``provider.json`` when nothing was sent: the client's own record of no attempt."""
+    from notanda_openalex import Capture, ProviderObservation
+
+    return ProviderObservation(capture=Capture.NOT_ATTEMPTED, attempt=None).record_fields()
 
 
 def _invalid_response(evidence_id: str, invalid: Any) -> dict[str, Any]:
