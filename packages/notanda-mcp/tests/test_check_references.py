@@ -23,7 +23,12 @@ from conftest import (
 )
 from fake_openalex import FakeOpenAlex, bibliography, status_response
 from notanda_evidence import Code, verify_record
-from notanda_evidence.verify_file import Outcome, canonical_bytes, parse_canonical
+from notanda_evidence.verify_file import (
+    Outcome,
+    canonical_bytes,
+    parse_canonical,
+    parse_timestamp,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -95,6 +100,8 @@ async def test_a_bibliography_is_checked_into_one_sealed_record(
     attempts = provider_record["attempts"]
     assert len(attempts) == len(provider.requests)
     assert next(a["purpose"] for a in attempts) == "doi_batch"
+    for attempt in attempts:  # the server formats the client's aware times, in the record's form
+        assert parse_timestamp(attempt["started_at"]) <= parse_timestamp(attempt["finished_at"])
     for entry in answer[REFERENCES]:
         if entry["work"] is not None:
             body = attempts[entry["observation"]]["observed_json"]

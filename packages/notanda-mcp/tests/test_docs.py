@@ -282,6 +282,13 @@ def test_the_busy_reason_and_the_record_states_are_documented(errors_md: str) ->
     assert states == {state.value for state in RecordState}
 
 
+def test_the_schema_reasons_are_documented(errors_md: str) -> None:
+    from notanda_mcp._codes import SchemaReason
+
+    [listed] = re.findall(r"keyword that failed \(one of ([^)]*)\)", errors_md)
+    assert re.findall(r"`([^`]+)`", listed) == [reason.value for reason in SchemaReason]
+
+
 def test_the_check_verdicts_of_doctor_and_demo_are_documented(errors_md: str) -> None:
     from notanda_mcp._usage import CheckVerdict
 

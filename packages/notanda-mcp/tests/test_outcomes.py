@@ -183,7 +183,11 @@ async def test_invalid_arguments_past_the_schema_leave_a_sealed_record(
     request = read_json(folder / "request.json")
     assert request["supplied"]["query"] == arguments["query"]
     assert request["effective"] is None
-    assert read_json(folder / "provider.json")["capture"] == "not_attempted"
+    # The bytes of the vectors' error_invalid_arguments record: nothing was sent.
+    assert (folder / "provider.json").read_bytes() == (
+        b'{"attempts":[],"capture":"not_attempted","max_attempts":1,'
+        b'"pagination":false,"provider":"openalex"}\n'
+    )
     assert logged_receipts(evidence_root, content["evidence_id"]) == [content["receipt"]]
 
 

@@ -37,6 +37,7 @@ from conftest import (
 )
 from fake_openalex import FakeOpenAlex, fixture_page, synthetic_work, works_page
 from mcp import MCPError
+from notanda_evidence.verify_file import parse_timestamp
 from notanda_mcp import build_server
 from notanda_mcp._client import ADDED_AFTER_SEALING
 from notanda_mcp._schemas import CHECK_REFERENCES, DEFAULT_TOOLSETS, TOOLS, tool_names
@@ -540,6 +541,9 @@ async def test_real_openalex_pages_give_valid_answers_equal_to_their_records(
     assert {k: v for k, v in found.items() if k not in ADDED_AFTER_SEALING} == stored
     provider = read_json(evidence_root / found["evidence_id"] / "provider.json")
     assert provider["observed_json"]["meta"] == page["meta"]
+    # The client hands over aware times; the server writes them in the record's form.
+    (attempt,) = provider["attempts"]
+    assert parse_timestamp(attempt["started_at"]) <= parse_timestamp(attempt["finished_at"])
     if not isinstance(page.get("results"), list):  # a group_by page: no works list
         assert result.is_error is True
         assert (found["error"], found["reason"]) == ("provider_error", "unexpected_shape")

@@ -676,7 +676,7 @@ def test_secrets_never_reach_the_attempts_the_entries_or_the_logs(
     result, requests = check(REAL_BIBLIOGRAPHY, clock, handler=echo)
     assert {request.headers["authorization"] for request in requests} == {f"Bearer {SECRET_KEY}"}
     for attempt in result.attempts:
-        record = json.dumps(attempt.observation.record_fields())
+        record = json.dumps(attempt.observation.record_fields(), default=str)
         assert "x-ratelimit-note" in record
         assert_no_secret(record, stored_body(attempt.observation))
     entries = [entry.to_record() for entry in result.references]

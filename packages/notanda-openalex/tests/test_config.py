@@ -137,7 +137,7 @@ def test_config_file_secrets_are_all_scrubbed(tmp_path: Path, clock: FakeClock) 
     assert result.works[0].title == "REDACTED REDACTED REDACTED"
     assert_no_secret(
         stored_body(result.observation),
-        json.dumps(result.observation.record_fields()),
+        json.dumps(result.observation.record_fields(), default=str),
         json.dumps(result.to_record()),
     )
     # The contact address never becomes part of the User-Agent (the core's would).

@@ -51,7 +51,7 @@ def scrubbed(value: Any, scrubber: SecretScrubber) -> tuple[Any, Any]:
 
 def everything(result: SearchResult) -> list[str | bytes]:
     return [
-        json.dumps(result.observation.record_fields(), ensure_ascii=False),
+        json.dumps(result.observation.record_fields(), ensure_ascii=False, default=str),
         stored_body(result.observation),
         json.dumps(result.to_record(), ensure_ascii=False),
         repr(result),

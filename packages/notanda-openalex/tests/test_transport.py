@@ -167,7 +167,7 @@ def test_real_transport_round_trip(server: LoopbackServer, all_logs: LogCapture)
     text = all_logs.text()
     assert "receive_response_headers" in text
     assert "echo REDACTED" in text
-    assert_no_secret(text, json.dumps(result.observation.record_fields()))
+    assert_no_secret(text, json.dumps(result.observation.record_fields(), default=str))
 
 
 @pytest.mark.parametrize("server", ["stall"], indirect=True)

@@ -155,7 +155,7 @@ def exit_code(content: Mapping[str, Any]) -> int:
     summary = content.get("summary") or {}
     if any(summary.get(verdict) for verdict in _FINDINGS):
         return EXIT_FINDINGS
-    if summary.get("unchecked"):
+    if summary.get(Verdict.UNCHECKED):
         return EXIT_UNCHECKED
     return EXIT_VERIFIED
 

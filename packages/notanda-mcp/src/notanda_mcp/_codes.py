@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["AnswerStatus", "BusyReason", "RecordState", "ToolError"]
+__all__ = ["AnswerStatus", "BusyReason", "RecordState", "SchemaReason", "ToolError"]
 
 
 class AnswerStatus(StrEnum):
@@ -52,3 +52,24 @@ class BusyReason(StrEnum):
     """The ``reason`` of a ``server_busy`` answer."""
 
     NO_SEARCH_SLOT = "no_search_slot_before_deadline"
+
+
+class SchemaReason(StrEnum):
+    """The ``reason`` of an ``invalid_arguments`` answer the published input schema refused.
+
+    ``schema_`` and the JSON Schema keyword that failed: one member per
+    assertion keyword the input schemas use (a test keeps them complete).
+    """
+
+    TYPE = "schema_type"
+    REQUIRED = "schema_required"
+    ADDITIONAL_PROPERTIES = "schema_additionalProperties"
+    ENUM = "schema_enum"
+    PATTERN = "schema_pattern"
+    MIN_LENGTH = "schema_minLength"
+    MAX_LENGTH = "schema_maxLength"
+    MINIMUM = "schema_minimum"
+    MAXIMUM = "schema_maximum"
+    MIN_ITEMS = "schema_minItems"
+    MAX_ITEMS = "schema_maxItems"
+    UNIQUE_ITEMS = "schema_uniqueItems"

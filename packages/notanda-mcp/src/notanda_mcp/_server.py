@@ -39,7 +39,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from notanda_evidence.verify_file import NOTICE
 
-from ._codes import AnswerStatus, RecordState, ToolError
+from ._codes import AnswerStatus, RecordState, SchemaReason, ToolError
 from ._errors import NotandaMcpError
 from ._logging import LOGGER
 from ._resources import EvidenceResources, evidence_link
@@ -166,7 +166,7 @@ class _Calls:
 
 
 class _Refusal(NotandaMcpError):
-    def __init__(self, field: str, reason: str) -> None:
+    def __init__(self, field: str, reason: SchemaReason) -> None:
         super().__init__(field, reason)
         self.field = field
         self.reason = reason
@@ -196,7 +196,9 @@ class _Validators:
             if error.validator == "required" and isinstance(error.instance, dict):
                 # The missing name comes from the published schema, not the input.
                 parts += [n for n in error.validator_value if n not in error.instance][:1]
-            raise _Refusal(".".join(parts) or "arguments", f"schema_{error.validator}")
+            raise _Refusal(
+                ".".join(parts) or "arguments", SchemaReason(f"schema_{error.validator}")
+            )
         checked: dict[str, Any] = _integral(dict(arguments))
         return checked
 
@@ -350,14 +352,14 @@ class NotandaServer:
         try:
             arguments = self._validators.check(params.name, params.arguments or {})
         except _Refusal as refusal:
-            LOGGER.info("search rejected before a record: %s", refusal.reason)
+            LOGGER.info("search rejected before a record: %s", refusal.reason.value)
             return _result(
                 Reply(
                     {
                         "error": ToolError.INVALID_ARGUMENTS.value,
                         "field": refusal.field,
                         "persisted": False,
-                        "reason": refusal.reason,
+                        "reason": refusal.reason.value,
                         "status": AnswerStatus.ERROR.value,
                     },
                     is_error=True,

@@ -631,13 +631,10 @@ class EvidenceService:
 
 
 def _not_attempted() -> dict[str, Any]:
-    return {
-        "attempts": [],
-        "capture": "not_attempted",
-        "max_attempts": 1,
-        "pagination": False,
-        "provider": "openalex",
-    }
+    """A search's ``provider.json`` when nothing was sent: the client's own record of no attempt."""
+    from notanda_openalex import Capture, ProviderObservation
+
+    return ProviderObservation(capture=Capture.NOT_ATTEMPTED, attempt=None).record_fields()
 
 
 def _invalid_response(evidence_id: str, invalid: Any) -> dict[str, Any]:
@@ -660,6 +657,7 @@ def _from_result(
         return _not_attempted(), _busy(evidence_id)
     observation = result.observation
     provider = observation.record_fields()
+    provider["attempts"] = [_formatted_times(attempt) for attempt in provider["attempts"]]
     if observation.has_body:
         # Parsed from a body _body_too_deep passed: it nests no deeper than that.
         provider["observed_json"] = ParsedJSON(observation.body_json, _body_depth())
@@ -678,6 +676,15 @@ def _from_result(
     else:
         response = _failure_response(evidence_id, result.error)
     return provider, response
+
+
+def _formatted_times(attempt: dict[str, Any]) -> dict[str, Any]:
+    """An attempt's values with its aware times in the record's form (``format_timestamp``)."""
+    return {
+        **attempt,
+        "finished_at": format_timestamp(attempt["finished_at"]),
+        "started_at": format_timestamp(attempt["started_at"]),
+    }
 
 
 def _failure_response(evidence_id: str, error: SearchFailure | None) -> dict[str, Any]:
@@ -761,7 +768,11 @@ def _from_check(
     for attempt in check.attempts:
         observation = attempt.observation
         entry: dict[str, Any] = {
-            **({} if observation.attempt is None else observation.attempt.to_record()),
+            **(
+                {}
+                if observation.attempt is None
+                else _formatted_times(observation.attempt.to_record())
+            ),
             "capture": observation.capture.value,
             "purpose": attempt.purpose,
         }

@@ -24,7 +24,7 @@ from ._checking import (
     ReferenceCheck,
     refused_check,
 )
-from ._clock import Clock, SystemClock, format_utc_ms
+from ._clock import Clock, SystemClock
 from ._config import load_core_config
 from ._decode import BodyDecoder, BodyTooLarge, BodyUndecodable
 from ._errors import (
@@ -390,7 +390,7 @@ class OpenAlexClient:
         attempt = AttemptStart(
             method=http_request.method,
             url=self._scrubber.scrub_url(str(http_request.url)),
-            started_at=format_utc_ms(clock.now()),
+            started_at=clock.now(),
             request_headers=self._recorded_headers(http_request.headers),
         )
         with redacting_http_logs(self._scrubber), deadline.watchdog():
@@ -400,7 +400,7 @@ class OpenAlexClient:
             exchange,
             limit=limit,
             attempt=attempt,
-            finished_at=format_utc_ms(finished),
+            finished_at=finished,
             scrubber=self._scrubber,
             now=finished,
             too_deep=too_deep,

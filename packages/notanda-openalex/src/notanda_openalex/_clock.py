@@ -1,4 +1,9 @@
-"""Time sources: the injectable clock and the evidence timestamp format."""
+"""Time sources: the injectable clock.
+
+Times leave this package as aware :class:`~datetime.datetime` values; the
+evidence format's text form is ``notanda_evidence.verify_file.format_timestamp``,
+which the server applies.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ import time
 from datetime import UTC, datetime
 from typing import Protocol
 
-__all__ = ["Clock", "SystemClock", "format_utc_ms"]
+__all__ = ["Clock", "SystemClock"]
 
 
 class Clock(Protocol):
@@ -35,15 +40,3 @@ class SystemClock:
     def monotonic(self) -> float:
         """Return :func:`time.monotonic`."""
         return time.monotonic()
-
-
-def format_utc_ms(moment: datetime) -> str:
-    """Format *moment* as ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (UTC, milliseconds, truncated).
-
-    Raises:
-        ValueError: *moment* is naive; a clock must return aware datetimes.
-    """
-    if moment.tzinfo is None or moment.utcoffset() is None:
-        raise ValueError("the clock returned a naive datetime; it must be timezone-aware")
-    utc = moment.astimezone(UTC)
-    return f"{utc:%Y-%m-%dT%H:%M:%S}.{utc.microsecond // 1000:03d}Z"

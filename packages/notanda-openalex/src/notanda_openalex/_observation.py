@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 __all__ = ["PROVENANCE_HEADERS", "Capture", "ProviderAttempt", "ProviderObservation"]
 
@@ -43,9 +43,10 @@ class ProviderAttempt(BaseModel):
     method: str
     #: The URL sent. The key never travels in it; secrets are redacted anyway.
     url: str
-    #: UTC, ``YYYY-MM-DDTHH:MM:SS.mmmZ``, from the injectable clock.
-    started_at: str
-    finished_at: str
+    #: Aware moments from the injectable clock (a naive one is refused): the
+    #: evidence writer's caller formats them (``verify_file.format_timestamp``).
+    started_at: AwareDatetime
+    finished_at: AwareDatetime
     #: Headers sent, lower-case names; the ``authorization`` value is ``Bearer REDACTED``.
     request_headers: dict[str, str]
     http_status: int | None
@@ -59,8 +60,13 @@ class ProviderAttempt(BaseModel):
     error_type: str | None
 
     def to_record(self) -> dict[str, Any]:
-        """Return the JSON-safe record of the attempt."""
-        return self.model_dump(mode="json")
+        """Return the attempt's fields as values.
+
+        Every value is JSON-ready except ``started_at`` and ``finished_at``,
+        which stay aware :class:`~datetime.datetime` values: their text form
+        belongs to the record format, not to this package.
+        """
+        return self.model_dump()
 
 
 class ProviderObservation(BaseModel):
@@ -83,10 +89,11 @@ class ProviderObservation(BaseModel):
     body_json: Any = Field(default=None, repr=False)
 
     def record_fields(self) -> dict[str, Any]:
-        """Return everything except the body, JSON-safe.
+        """Return everything except the body, as values.
 
         Keys: ``provider``, ``capture``, ``pagination``, ``max_attempts`` and
-        ``attempts`` (a list with zero or one attempt record).
+        ``attempts`` (a list with zero or one :meth:`ProviderAttempt.to_record`,
+        whose times are aware datetimes).
         """
         return {
             "provider": self.provider,

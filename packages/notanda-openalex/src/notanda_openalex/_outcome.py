@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from ._clock import Clock, format_utc_ms
+from ._clock import Clock
 from ._decode import decode_json_text
 from ._errors import ErrorCode, ProviderReason
 from ._observation import PROVENANCE_HEADERS, Capture, ProviderAttempt, ProviderObservation
@@ -43,7 +43,7 @@ class AttemptStart:
 
     method: str
     url: str
-    started_at: str
+    started_at: datetime
     request_headers: dict[str, str]
 
 
@@ -157,7 +157,7 @@ def result_from_exchange(
     *,
     limit: int,
     attempt: AttemptStart,
-    finished_at: str,
+    finished_at: datetime,
     scrubber: SecretScrubber,
     now: datetime,
     too_deep: DepthCheck | None = None,
@@ -168,7 +168,7 @@ def result_from_exchange(
         exchange: What the network layer observed; its body is taken out.
         limit: The effective limit: at most this many ``results`` entries are used.
         attempt: The request side of the attempt record.
-        finished_at: When the exchange ended (``YYYY-MM-DDTHH:MM:SS.mmmZ``).
+        finished_at: When the exchange ended (aware).
         scrubber: The secrets to keep out of everything returned.
         now: The current time, to resolve an HTTP-date ``Retry-After``.
         too_deep: The caller's nesting limit, checked before parsing; a body
@@ -295,7 +295,7 @@ def result_from_body(
     This is exactly what :meth:`OpenAlexClient.search` does once the body is
     in memory; benchmarks and replay tools call it directly.
     """
-    stamp = format_utc_ms(clock.now())
+    stamp = clock.now()
     scrubber = SecretScrubber(secrets)
     exchange = Exchange(status=status, headers=headers, body=body, wire_bytes=len(body))
     del body

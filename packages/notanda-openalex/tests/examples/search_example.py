@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 from notanda_openalex import OpenAlexClient, SearchInputError, prepare_search
 
@@ -22,11 +23,14 @@ def main(client: OpenAlexClient) -> int:
 
     result = client.search(request)
 
-    # What the provider said, secrets redacted: store it next to the results
-    # (the MCP server hands it to notanda-evidence's writer, which encodes it).
+    # What the provider said, secrets redacted, as values: store it next to the
+    # results. The attempt's times are aware datetimes; the MCP server writes them
+    # with notanda-evidence's format_timestamp and hands the record to its writer,
+    # which encodes it.
     observation = result.observation
     provider_record = {**observation.record_fields(), "observed_json": observation.body_json}
-    print(f"provider record: {len(json.dumps(provider_record, ensure_ascii=False))} characters")
+    text = json.dumps(provider_record, ensure_ascii=False, default=datetime.isoformat)
+    print(f"provider record: {len(text)} characters")
 
     if result.error is not None:
         print(f"failed: {json.dumps(result.error.to_record(), sort_keys=True)}")
