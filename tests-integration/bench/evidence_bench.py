@@ -88,6 +88,7 @@ def observed_bytes(template: Template) -> int:
 def templates(bench: Bench, count: int = 4) -> list[Template]:
     """Run *count* real pages of 10 works (about 100 to 125 KB) through notanda-openalex."""
     from notanda_evidence import ParsedJSON
+    from notanda_mcp._service import _formatted_times
 
     support = bench.support
     made = []
@@ -95,6 +96,8 @@ def templates(bench: Bench, count: int = 4) -> list[Template]:
         body = bench.page(f"record{index}").read_bytes()
         result, fields = support.body_to_result(body, limit=10)
         provider = dict(fields)
+        # The times come as values; the server writes them in the record's form.
+        provider["attempts"] = [_formatted_times(attempt) for attempt in fields["attempts"]]
         provider["observed_json"] = ParsedJSON(result.observation.body_json)
         made.append(
             Template(
