@@ -148,6 +148,26 @@ def response_record(evidence_id: str, template: Template) -> dict[str, Any]:
     }
 
 
+def distinct_provider(template: Template, index: int) -> dict[str, Any]:
+    """The template's provider record with times of its own, as every real record has.
+
+    Records that shared a template's exact bytes would let a reader that
+    remembers bytes it already accepted (``parse_canonical``'s digests) skip
+    work that a real collection, where no two provider files are alike,
+    always pays.
+    """
+    import datetime as dt
+
+    from notanda_evidence import format_timestamp
+
+    moment = dt.datetime(2026, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=index)
+    attempts = [
+        {**attempt, "finished_at": format_timestamp(moment), "started_at": format_timestamp(moment)}
+        for attempt in template.provider["attempts"]
+    ]
+    return {**template.provider, "attempts": attempts}
+
+
 def grow(corpus: Corpus, count: int) -> None:
     """Add records (each logged) until *corpus* holds *count*; fsync stubbed, then ``os.sync``."""
     from notanda_evidence import EvidenceLog, EvidenceStore
@@ -160,7 +180,7 @@ def grow(corpus: Corpus, count: int) -> None:
             writer = store.create()
             evidence_id = writer.evidence_id
             writer.write_request(request_record(evidence_id))
-            writer.write_provider(template.provider)
+            writer.write_provider(distinct_provider(template, index))
             writer.write_response(response_record(evidence_id, template))
             seal = writer.seal()
             log.append(evidence_id, seal.receipt)
