@@ -386,7 +386,7 @@ def test_an_unlogged_or_injected_record_is_shown_with_a_warning(
     assert "| #0 |" in out
     assert _cli.main(["report", injected, "--root", str(root), "--format", "md"]) == 0
     out = capsys.readouterr().out
-    assert "injected (test) provider, not OpenAlex" in out
+    assert "injected (test) provider, not OpenAlex" in MarkdownIt("gfm-like").render(out)
     assert "| #0 |" in out
 
 
@@ -426,10 +426,29 @@ def test_the_parts_of_a_run_are_put_in_order_and_a_missing_part_is_named(tmp_pat
     assert "| bytes | 1234 |" in text
     assert "| parts | 2 of 3 planned |" in text
     assert "| file | paper\\|\\*.bib |" in text
-    assert "parts not in this report (not asked for, or left out below): 2." in text
-    assert "the run stopped early: rate\\_limit." in text
+    rendered = "".join(parse_html(MarkdownIt("gfm-like").render(text)).text)
+    assert "Parts not in this report (not asked for, or left out below): 2." in rendered
+    assert "The run stopped early (rate_limit)." in rendered
     assert "| #200 |" in text
     assert "| #0 |" in text
+
+
+def test_parts_after_an_early_stop_never_ran(tmp_path: Path) -> None:
+    root = tmp_path / "evidence"
+    run = {"run_id": "r-2", "file_sha256": "cd" * 32, "file_bytes": 99, "part_count": 5}
+    first, _ = check_record(
+        root, [(_reference(0), "verified", [], _work(1))], extra={**run, "part_number": 1}
+    )
+    third, _ = check_record(
+        root,
+        [(_reference(0), "unchecked", [], None)],
+        extra={**run, "part_number": 3, "stopped": "budget"},
+    )
+    page = parse_html(build_report([first, third], root, "html"))
+    body = "".join(page.text)
+    assert "Parts not in this report (not asked for, or left out below): 2." in body
+    assert "The run stopped early (budget): parts 4 to 5 never ran" in body
+    assert ["parts", "2 of 5 planned"] in page.rows
 
 
 def test_the_same_records_give_the_same_bytes(tmp_path: Path) -> None:

@@ -297,9 +297,38 @@ class _File:
     stopped: str | None
 
     @property
-    def missing(self) -> list[int]:
-        present = {_int(p.get(PART_NUMBER)) for p in self.parts}
-        return [n for n in range(1, (self.planned or 0) + 1) if n not in present]
+    def absent(self) -> tuple[list[int], list[int]]:
+        """Planned parts not here: ``(missing, never run)``: after a stop, later ones never ran."""
+        present = {n for p in self.parts if (n := _int(p.get(PART_NUMBER))) is not None}
+        last = max(present, default=0)
+        wanted = [n for n in range(1, (self.planned or 0) + 1) if n not in present]
+        if not self.stopped:
+            return wanted, []
+        return [n for n in wanted if n < last], [n for n in wanted if n > last]
+
+    def notes(self) -> list[str]:
+        """What a reader must know about the file's parts as a whole."""
+        missing, never_run = self.absent
+        notes = []
+        if missing:
+            notes.append(
+                "Parts not in this report (not asked for, or left out below): "
+                + ", ".join(str(n) for n in missing)
+                + ". The counts cover only the parts shown."
+            )
+        if self.stopped:
+            notes.append(
+                f"The run stopped early ({self.stopped})"
+                + (
+                    f": parts {never_run[0]} to {never_run[-1]} never ran, and their"
+                    " references were not checked."
+                    if never_run
+                    else "."
+                )
+            )
+        if any(p.injected for p in self.parts):
+            notes.append("Some parts were made through an injected (test) provider, not OpenAlex.")
+        return notes
 
     @property
     def times(self) -> tuple[str, str] | None:
@@ -713,20 +742,9 @@ def _h_file(report: CheckReport, checked: _File) -> str:
         planned = f" of {checked.planned} planned" if checked.planned is not None else ""
         rows.append(("parts", f"{len(checked.parts)}{planned}"))
     body = "".join(f"<tr><th>{html.escape(k)}</th><td>{v}</td></tr>" for k, v in rows)
-    notes = []
-    if checked.missing:
-        notes.append(
-            "Parts not in this report (not asked for, or left out below): "
-            + ", ".join(str(n) for n in checked.missing)
-            + ". The counts cover only the parts shown."
-        )
-    if checked.stopped:
-        notes.append(f"The run stopped early: {checked.stopped}.")
-    if any(p.injected for p in checked.parts):
-        notes.append("Some parts were made through an injected (test) provider, not OpenAlex.")
     return (
         f'<table class="facts">{body}</table>'
-        + "".join(f'<p class="warn">{_h(n)}</p>' for n in notes)
+        + "".join(f'<p class="warn">{_h(n)}</p>' for n in checked.notes())
         + _h_counts(_counts(checked.parts))
     )
 
@@ -888,20 +906,8 @@ def _md_file(report: CheckReport, checked: _File) -> list[str]:
         planned = f" of {checked.planned} planned" if checked.planned is not None else ""
         rows.append(("parts", f"{len(checked.parts)}{planned}"))
     out = ["| | |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows), ""]
-    if checked.missing:
-        out += [
-            "> **Note:** parts not in this report (not asked for, or left out below): "
-            + ", ".join(str(n) for n in checked.missing)
-            + ". The counts cover only the parts shown.",
-            "",
-        ]
-    if checked.stopped:
-        out += [f"> **Note:** the run stopped early: {_md(checked.stopped)}.", ""]
-    if any(p.injected for p in checked.parts):
-        out += [
-            "> **Note:** some parts were made through an injected (test) provider, not OpenAlex.",
-            "",
-        ]
+    for note in checked.notes():
+        out += [f"> **Note:** {_md(note)}", ""]
     counts = _counts(checked.parts)
     out += [
         "| " + " | ".join(_md_badge(v) for v in counts) + " |",
