@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ._cite import CitationError, _logged_receipts, _verified
+from ._cite import CitationError, _logged_receipts, _verified, normalize_doi
 from ._log import Head
 from .verify_file import NOTICE, VERIFIED, Outcome, is_check_record
 
@@ -222,7 +222,7 @@ def collect_report(
     try:
         logged, _ = _logged_receipts(base, held)
     except CitationError as exc:
-        problem = str(exc.code)
+        problem = exc.code.value
         return CheckReport(
             str(root),
             (),
@@ -245,11 +245,14 @@ def collect_report(
                 full=True,
             )
         except CitationError as exc:
-            left_out.append(LeftOut(evidence_id, str(exc.code)))
+            left_out.append(LeftOut(evidence_id, exc.code.value))
             continue
         request, response = result.request or {}, result.response or {}
         if not is_check_record(request):
-            left_out.append(LeftOut(evidence_id, ReportCode.NOT_A_CHECK, "a search record"))
+            tool = _str(request.get("tool"))
+            left_out.append(
+                LeftOut(evidence_id, ReportCode.NOT_A_CHECK, f"tool: {tool}" if tool else "")
+            )
             continue
         entry = logged.get(evidence_id)
         parts.append(
@@ -458,10 +461,7 @@ def _doi_url(doi: str | None) -> str | None:
     """``https://doi.org/`` and the DOI percent-encoded, for a value that is a DOI."""
     if doi is None:
         return None
-    text = doi.strip()
-    for prefix in ("https://doi.org/", "http://doi.org/", "doi:"):
-        if text.lower().startswith(prefix):
-            text = text[len(prefix) :]
+    text = normalize_doi(doi)
     if not _DOI.fullmatch(text):
         return None
     return "https://doi.org/" + quote(text, safe="/")
