@@ -451,6 +451,18 @@ def test_parts_after_an_early_stop_never_ran(tmp_path: Path) -> None:
     assert ["parts", "2 of 5 planned"] in page.rows
 
 
+def test_an_output_that_cannot_be_written_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "evidence"
+    evidence_id, _ = hostile_check(root)
+    output = tmp_path / "no-such-folder" / "report.html"
+    assert _cli.main(["report", evidence_id, "--root", str(root), "--output", str(output)]) == 2
+    problem, remedy = capsys.readouterr().err.splitlines()[-2:]
+    assert "cannot be written (FileNotFoundError)" in problem
+    assert remedy.startswith("remedy: give --output a file")
+
+
 def test_the_same_records_give_the_same_bytes(tmp_path: Path) -> None:
     root = tmp_path / "evidence"
     evidence_id, _ = hostile_check(root)

@@ -290,7 +290,13 @@ def _report(args: argparse.Namespace) -> int:
     report = collect_report(
         args.ids, _root(args), receipts=receipts, held=_head(args.head), file_name=args.file_name
     )
-    _emit(render_report(report, args.format), args.output)
+    try:
+        _emit(render_report(report, args.format), args.output)
+    except OSError as exc:
+        raise _Usage(
+            f"--output {args.output}: cannot be written ({type(exc).__name__})",
+            "give --output a file in a folder you can write to",
+        ) from exc
     for item in report.left_out:
         _say(f"left out {item.evidence_id}: {item.code}", err=True)
     references = sum(len(part.rows) for part in report.parts)
