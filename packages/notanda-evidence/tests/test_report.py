@@ -129,7 +129,9 @@ def check_record(
     references = [
         {
             "differs": list(differs),
-            "error": "deadline_exceeded" if verdict == "unchecked" else None,
+            "error": {"unchecked": "deadline_exceeded", "unparsed": parsed["unparsed_reason"]}.get(
+                verdict
+            ),
             "index": parsed["index"],
             "key": parsed["key"],
             "observation": None if work is None else 0,
@@ -461,6 +463,25 @@ def test_an_output_that_cannot_be_written_is_a_usage_error(
     problem, remedy = capsys.readouterr().err.splitlines()[-2:]
     assert "cannot be written (FileNotFoundError)" in problem
     assert remedy.startswith("remedy: give --output a file")
+
+
+def test_unparsed_and_unchecked_rows_show_what_was_written_and_why(tmp_path: Path) -> None:
+    root = tmp_path / "evidence"
+    broken = _reference(
+        0, title=None, authors=[], year=None, venue=None, raw="@article{x, title={<i>", key="x"
+    )
+    broken["unparsed_reason"] = "bibtex_syntax"
+    evidence_id, _ = check_record(
+        root, [(broken, "unparsed", [], None), (_reference(1), "unchecked", [], None)]
+    )
+    page = parse_html(build_report([evidence_id], root, "html"))
+    unparsed, unchecked = (r for r in page.rows if r and re.fullmatch("#[0-9]+", r[0]))
+    assert "unparsed" in unparsed[2]
+    assert "error: bibtex_syntax" in unparsed[2]
+    assert "as written: @article{x, title={<i>" in unparsed[3]
+    assert "unchecked" in unchecked[2]
+    assert "error: deadline_exceeded" in unchecked[2]
+    assert "title: A title 1" in unchecked[3]
 
 
 def test_the_same_records_give_the_same_bytes(tmp_path: Path) -> None:
