@@ -264,6 +264,7 @@ COMMANDS: dict[str, list[str]] = {
     "audit": ["audit", "{root}"],
     "find": ["find", "--doi", "10.1/x", "--root", "{root}"],
     "cite": ["cite", "0" * 32, "--root", "{root}"],
+    "report": ["report", "0" * 32, "--root", "{root}"],
     "prove": ["prove", "0" * 32, "--root", "{root}"],
     "export": ["export", "--bagit", "{out}", "--root", "{root}"],
     "adopt": ["adopt", "--root", "{root}"],

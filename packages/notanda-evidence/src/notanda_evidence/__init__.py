@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         LogReason,
     )
     from ._proofs import InclusionProof, ProofCode, ProofError, make_proof, verify_proof
+    from ._report import ReportCode, ReportFormat, build_report
     from ._store import (
         EvidenceStorageError,
         EvidenceStore,
@@ -105,6 +106,8 @@ _EXPORTS = {
     "ProofError": "._proofs",
     "RecordResult": ".verify_file",
     "RecordWriter": "._store",
+    "ReportCode": "._report",
+    "ReportFormat": "._report",
     "RootResult": ".verify_file",
     "SCHEMA_VERSION": ".verify_file",
     "Seal": "._store",
@@ -120,6 +123,7 @@ _EXPORTS = {
     "VerificationError": "._verify",
     "adopt": "._adopt",
     "audit": "._audit",
+    "build_report": "._report",
     "canonical_bytes": ".verify_file",
     "canonical_pieces": ".verify_file",
     "collect_citations": "._cite",
@@ -209,6 +213,10 @@ __all__ = [
     "collect_citations",
     "find_doi",
     "render",
+    # Reports of reference checks
+    "ReportCode",
+    "ReportFormat",
+    "build_report",
     "__version__",
 ]
 

@@ -177,10 +177,12 @@ def _verified(
     logged: Mapping[str, tuple[int, str | None]],
     held: Head | None,
     allow_injected: bool,
+    full: bool = False,
 ) -> RecordResult:
+    """One record, verified (the full pass with *full*) and checked against the log."""
     if not is_evidence_id(evidence_id):
         raise CitationError(Outcome.INVALID_EVIDENCE_ID, evidence_id)
-    result = verify_record(root / evidence_id, receipt)
+    result = verify_record(root / evidence_id, receipt, full=full)
     if result.outcome is not Outcome.OK or result.response is None or result.request is None:
         raise CitationError(result.outcome, evidence_id)
     entry = logged.get(evidence_id)

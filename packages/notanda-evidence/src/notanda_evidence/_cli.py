@@ -29,6 +29,7 @@ from ._cite import CitationError, CitationFormat, collect_citations, find_doi, r
 from ._log import LOG_FILE, EvidenceLogError, Head, LogCode
 from ._pool import checked_jobs, records_verifier
 from ._proofs import ProofError, make_proof, read_proof, verify_proof
+from ._report import ReportFormat, collect_report, render_report
 from ._store import EvidenceStorageError
 from ._timestamp_audit import SignatureCheck, token_names
 from ._timestamps import TIMESTAMPS_DIR, token_size
@@ -284,6 +285,29 @@ def _cite(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _report(args: argparse.Namespace) -> int:
+    receipts = verify_file.read_receipts_file(args.receipts) if args.receipts else {}
+    report = collect_report(
+        args.ids, _root(args), receipts=receipts, held=_head(args.head), file_name=args.file_name
+    )
+    try:
+        _emit(render_report(report, args.format), args.output)
+    except OSError as exc:
+        raise _Usage(
+            f"--output {args.output}: cannot be written ({type(exc).__name__})",
+            "give --output a file in a folder you can write to",
+        ) from exc
+    for item in report.left_out:
+        _say(f"left out {item.evidence_id}: {item.code}", err=True)
+    references = sum(len(part.rows) for part in report.parts)
+    _say(
+        f"report: {len(report.parts)} check record(s), {references} reference(s),"
+        f" {len(report.left_out)} record(s) left out",
+        err=True,
+    )
+    return report.exit_code
+
+
 def _find(args: argparse.Namespace) -> int:
     try:
         matches, skipped = find_doi(_root(args), args.doi)
@@ -483,6 +507,21 @@ def _parser() -> argparse.ArgumentParser:
         help="accept records made through an injected (test) provider",
     )
     cite.add_argument("--output", metavar="FILE", help="write to FILE instead of standard output")
+
+    report = command(
+        "report", "write an HTML or Markdown report of verified reference checks", _report
+    )
+    report.add_argument("ids", nargs="+", metavar="ID", help="evidence ID of a check (or part)")
+    _add_root(report)
+    report.add_argument("--format", choices=[f.value for f in ReportFormat], default="html")
+    report.add_argument("--output", metavar="FILE", help="write to FILE instead of standard output")
+    report.add_argument("--receipts", metavar="FILE", help="file of 'EVIDENCE_ID RECEIPT' lines")
+    report.add_argument(
+        "--head", metavar="SIZE:ROOT", help="require every record under this held head"
+    )
+    report.add_argument(
+        "--file-name", metavar="NAME", help="the bibliography's name to show (not in the records)"
+    )
 
     find = command("find", "list every verified record that returned a DOI", _find)
     find.add_argument("--doi", required=True, help="the DOI, with or without https://doi.org/")
