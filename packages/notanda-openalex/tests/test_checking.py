@@ -1,6 +1,6 @@
 """OpenAlexClient.check_references against httpx.MockTransport: requests, verdicts, records.
 
-The works are real OpenAlex records from the shared fixtures, served by a
+The works are real OpenAlex records from tests-support/fixtures/openalex, served by a
 small fake of the ``/works`` list endpoint that answers ``filter=doi:A|B``
 and ``filter=title.search:...`` the way OpenAlex does for these cases.
 """
@@ -25,7 +25,6 @@ from conftest import (
     fixture_json,
     json_response,
     make_client,
-    requires_fixtures,
     stored_body,
 )
 from notanda_openalex import (
@@ -45,8 +44,6 @@ from notanda_openalex import (
     parse_references,
 )
 from notanda_openalex._matching import normalize_text
-
-pytestmark = requires_fixtures
 
 MYERS = "work_W2162348455_2026-05.json"
 PIWOWAR = "work_W2741809807_2025-10.json"
