@@ -504,7 +504,7 @@ def _interpreter(session: nox.Session, version: str, purpose: str) -> str | None
         if started is not None and started.returncode == 0:
             return found
     why = "is not on PATH" if found is None else f"on PATH ({found}) does not start"
-    message = f"python{version} {why}; {purpose} (see README.md: other Pythons)"
+    message = f"python{version} {why}; {purpose} (README.md says how to install it)"
     if UNDER_CI:
         session.error(f"{message}; under CI=true every interpreter is required")
     session.warn(f"Skipping python{version}: {message}")
