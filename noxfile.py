@@ -41,7 +41,9 @@ nox.options.sessions = [
     "provenance",
     "integration",
 ]
-# A missing interpreter must fail fast, never be downloaded behind our back.
+# A missing interpreter is skipped or fails fast, never downloaded behind our back
+# (nox would otherwise ask uv to install it).
+nox.options.download_python = "never"
 os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
 
 ROOT = Path(__file__).resolve().parent
