@@ -26,7 +26,11 @@ import nox
 
 nox.needs_version = ">=2026.10.20"
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.error_on_missing_interpreters = True
+#: Under CI (``CI=true``, as GitHub Actions and .ci/run set it) every interpreter a session
+#: names is required. On an ordinary machine a session whose Python is absent is skipped,
+#: with one line saying so, and nox's closing summary names it.
+UNDER_CI = os.environ.get("CI", "").strip().lower() == "true"
+nox.options.error_on_missing_interpreters = UNDER_CI
 nox.options.sessions = [
     "lint",
     "typecheck",
@@ -37,14 +41,15 @@ nox.options.sessions = [
     "provenance",
     "integration",
 ]
-# A missing interpreter must fail fast, never be downloaded behind our back.
+# A missing interpreter is skipped or fails fast, never downloaded behind our back
+# (nox would otherwise ask uv to install it).
+nox.options.download_python = "never"
 os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
 
 ROOT = Path(__file__).resolve().parent
 PYTHONS = ("3.11", "3.12")
 DIST_DIR = ROOT / "dist"
 CONSTRAINTS = ROOT / ".ci" / "constraints.txt"
-SHARED_DIR = Path(os.environ.get("NOTANDA_SHARED_DIR") or ROOT.parent / "shared")
 PACKAGES = {
     "evidence": "notanda-evidence",
     "openalex": "notanda-openalex",
@@ -111,7 +116,6 @@ def _test_group(dist: str) -> list[str]:
 
 def _pytest_env(session: nox.Session) -> dict[str, str]:
     return {
-        "NOTANDA_SHARED_DIR": str(SHARED_DIR),
         "NOTANDA_REPO_ROOT": str(ROOT),
         "PYTHONDONTWRITEBYTECODE": "1",
     }
@@ -139,12 +143,39 @@ def lint(session: nox.Session) -> None:
     session.run("lint-imports", "--no-cache")
     workflows = sorted(str(p) for p in (ROOT / ".github" / "workflows").glob("*.yml"))
     session.run("zizmor", "--offline", "--min-severity", "low", *workflows)
+    named = _files_naming_outside_folder()
+    if named:
+        session.error(
+            f"these tracked files name {OUTSIDE_FOLDER}, a folder beside the repository that a"
+            " clone does not have (the tests' data is in tests-support/fixtures/): "
+            + ", ".join(named)
+        )
+    session.log(f"no tracked file names {OUTSIDE_FOLDER}")
     if sys.platform != "win32":
         listed = session.run("bash", ".ci/run", "--list", external=True, silent=True)
         problem = _ci_blocks_problem(str(listed))
         if problem:
             session.error(f".ci/run: {problem}")
         session.log(".ci/run runs each marked README block on its own, as written")
+
+
+#: A folder beside the checkout that an earlier layout read test data from; spelled in
+#: pieces so that this file does not name it.
+OUTSIDE_FOLDER = "/".join(("..", "shared"))
+
+
+def _files_naming_outside_folder() -> list[str]:
+    """Tracked files (as in the work tree) whose bytes name ``OUTSIDE_FOLDER``."""
+    out = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True
+    ).stdout.decode()
+    needles = (OUTSIDE_FOLDER.encode(), OUTSIDE_FOLDER.replace("/", "\\").encode())
+    named = []
+    for name in sorted(n for n in out.split("\0") if n):
+        path = ROOT / name
+        if path.is_file() and any(needle in path.read_bytes() for needle in needles):
+            named.append(name)
+    return named
 
 
 def _readme_ci_blocks() -> list[str]:
@@ -456,25 +487,53 @@ SINGLE_FILE_PYTHONS = ("3.9", "3.10", "3.11", "3.12", "3.13")
 TOO_OLD_PYTHONS = ("3.8",)
 
 
-def _interpreter(session: nox.Session, version: str) -> str:
-    """Find ``python<version>`` on PATH as nox finds interpreters; a missing one is an error."""
+def _interpreter(session: nox.Session, version: str, purpose: str) -> str | None:
+    """``python<version>`` from PATH if it starts, else None (an error under ``CI=true``).
+
+    The same rule as ``error_on_missing_interpreters`` for sessions, with one visible
+    line per absent interpreter. A pyenv shim is on PATH for every installed version
+    but runs only the ones ``PYENV_VERSION`` (or a ``.python-version``) selects, so
+    only an interpreter that actually starts counts, as in .ci/run.
+    """
     found = shutil.which(f"python{version}")
-    if found is None:
-        # The same rule as nox.options.error_on_missing_interpreters for sessions.
-        session.error(
-            f"python{version} is not on PATH; the single-file verifier is checked under it"
-        )
-    return found
+    if found is not None:
+        try:
+            started = subprocess.run(
+                [found, "-c", "pass"], capture_output=True, timeout=60, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            started = None
+        if started is not None and started.returncode == 0:
+            return found
+    why = "is not on PATH" if found is None else f"on PATH ({found}) does not start"
+    message = f"python{version} {why}; {purpose} (README.md says how to install it)"
+    if UNDER_CI:
+        session.error(f"{message}; under CI=true every interpreter is required")
+    session.warn(f"Skipping python{version}: {message}")
+    return None
 
 
 @nox.session(python=PYTHONS[0], requires=["wheels"])
 def stdlib(session: nox.Session) -> None:
-    """Prove the evidence wheel alone, and the copied file on 3.8-3.13, give the same verdicts."""
+    """Prove the evidence wheel alone, and the copied file on 3.9-3.13, give the same verdicts.
+
+    The copy must also refuse 3.8 with exit 2. Without ``CI=true`` an absent Python is
+    skipped with a line saying so, and the session ends by naming every one skipped.
+    """
     # No constraints and dependency resolution left on: whatever the wheel
     # pulled in would show up in the check below.
     session.install(str(_wheel_paths()["notanda-evidence"]))
-    pythons = [f"--single-file-python={_interpreter(session, v)}" for v in SINGLE_FILE_PYTHONS]
-    too_old = [f"--too-old-python={_interpreter(session, v)}" for v in TOO_OLD_PYTHONS]
+    found = {
+        version: _interpreter(session, version, "the copied verify_file.py is checked under it")
+        for version in SINGLE_FILE_PYTHONS
+    }
+    old = {
+        version: _interpreter(session, version, "the copied verify_file.py must refuse it")
+        for version in TOO_OLD_PYTHONS
+    }
+    pythons = [f"--single-file-python={path}" for path in found.values() if path]
+    too_old = [f"--too-old-python={path}" for path in old.values() if path]
+    skipped = [f"python{v}" for v, path in {**old, **found}.items() if path is None]
     session.run(
         "python",
         str(ROOT / "packages/notanda-evidence/tests/stdlib_check.py"),
@@ -483,6 +542,10 @@ def stdlib(session: nox.Session) -> None:
         *pythons,
         *too_old,
     )
+    if skipped:
+        session.warn(
+            f"stdlib: not checked under {', '.join(skipped)} (absent here; required under CI=true)"
+        )
 
 
 @nox.session(python=PYTHONS[0], default=False)

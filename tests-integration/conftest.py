@@ -42,12 +42,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
-    """The real OpenAlex pages; tests that need one skip, with the reason, when it is absent."""
-    from harness import FIXTURES, SMALL_FIXTURE
+    """The repository's real OpenAlex pages; one missing is an error naming it, never a skip."""
+    from harness import SMALL_FIXTURE
+    from openalex_fixtures import fixture_path
 
-    if not (FIXTURES / SMALL_FIXTURE).is_file():
-        pytest.skip(f"the OpenAlex fixture folder {FIXTURES} is absent (NOTANDA_SHARED_DIR)")
-    return FIXTURES
+    return fixture_path(SMALL_FIXTURE).parent
 
 
 @pytest.fixture

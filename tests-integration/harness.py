@@ -26,10 +26,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 LAUNCHER = HERE / "launcher.py"
 SCRIPTS = Path(sysconfig.get_paths()["scripts"])
-SHARED_DIR = Path(os.environ.get("NOTANDA_SHARED_DIR", HERE.parent.parent / "shared"))
 REPO_ROOT = Path(os.environ.get("NOTANDA_REPO_ROOT", HERE.parent))
 DIST_DIR = Path(os.environ.get("NOTANDA_DIST_DIR", REPO_ROOT / "dist"))
-FIXTURES = SHARED_DIR / "fixtures" / "openalex"
 #: A small real page (5 works, 26 KB) for the many-search tests.
 SMALL_FIXTURE = "works_list_2025-05_sample-5_chinese-korean-titles.json"
 #: A realistic search page (5 works with abstracts, 105 KB).
@@ -453,7 +451,7 @@ def session(root: Path, *options: str, era: str = "legacy", **kw: Any) -> Iterat
 def sdk_client(root: Path, era: str, errlog: Any, *options: str) -> Any:
     """An ``mcp.Client`` on a launcher process over real stdio, in *era* (``legacy`` or 2026-07-28).
 
-    The SDK passes only a few variables to the server; NOTANDA_SHARED_DIR is added.
+    The SDK passes only a few variables to the server; NOTANDA_REPO_ROOT is added.
     """
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
@@ -462,7 +460,7 @@ def sdk_client(root: Path, era: str, errlog: Any, *options: str) -> Any:
     params = StdioServerParameters(
         command=sys.executable,
         args=[str(LAUNCHER), "--evidence-dir", str(root), *options],
-        env={"NOTANDA_SHARED_DIR": str(SHARED_DIR)},
+        env={"NOTANDA_REPO_ROOT": str(REPO_ROOT)},
     )
     return Client(
         stdio_client(params, errlog=errlog),

@@ -6,7 +6,7 @@ provider is an in-process httpx transport chosen on the command line and
 ``on_stage`` can stop the process at a named stage:
 
 * ``--provider canned`` answers every search with a real OpenAlex page from
-  ``$NOTANDA_SHARED_DIR/fixtures/openalex`` (``--fixture NAME``); a query
+  ``tests-support/fixtures/openalex`` (``--fixture NAME``); a query
   holding ``provider-http-400`` gets OpenAlex's recorded 400 answer instead;
 * ``--delay S`` makes the provider wait S seconds first (only for queries
   holding ``--delay-only-for``, when given);
@@ -92,11 +92,12 @@ class _Killer:
 
 
 def _fixture_bytes(name: str) -> bytes:
-    shared = os.environ.get("NOTANDA_SHARED_DIR")
-    if not shared:
-        sys.stderr.write("launcher: NOTANDA_SHARED_DIR is not set\n")
-        sys.exit(71)
-    return (Path(shared) / "fixtures" / "openalex" / name).read_bytes()
+    """One recorded OpenAlex body from the repository (``$NOTANDA_REPO_ROOT`` or this file's)."""
+    repo = Path(os.environ.get("NOTANDA_REPO_ROOT") or Path(__file__).resolve().parent.parent)
+    sys.path.insert(0, str(repo / "tests-support"))
+    from openalex_fixtures import fixture_bytes
+
+    return fixture_bytes(name)
 
 
 def _surrogate_page() -> bytes:

@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 import pytest
-from harness import REPO_ROOT, SHARED_DIR
+from harness import REPO_ROOT
 
 BENCH = REPO_ROOT / "tests-integration" / "bench" / "run_bench.py"
 
@@ -26,7 +26,7 @@ def test_every_bench_step_runs(tmp_path):
     # Bytecode is cached, as by the bench and by an installer: otherwise each of the
     # bench's few dozen server processes compiles the SDK and its dependencies again.
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    env.update(NOTANDA_SHARED_DIR=str(SHARED_DIR), NOTANDA_REPO_ROOT=str(REPO_ROOT))
+    env.update(NOTANDA_REPO_ROOT=str(REPO_ROOT))
     done = subprocess.run(
         [sys.executable, str(BENCH), "--smoke", "--workdir", str(tmp_path / "bench")],
         capture_output=True,

@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from harness import LAUNCHER, SHARED_DIR, record_ids, run, sdk_client, verify_json
+from harness import LAUNCHER, REPO_ROOT, record_ids, run, sdk_client, verify_json
 
 FIXTURE = "works_list_2025-10_search-machine-learning_per-page-20.json"
 OPTIONS = ("--provider", "bibliography", "--fixture", FIXTURE)
@@ -97,7 +97,7 @@ def test_the_default_server_offers_only_the_search_tools(root: Path, tmp_path: P
 
 
 def _cli(tmp_path: Path, *args: str) -> Any:
-    env = {**os.environ, "NOTANDA_SHARED_DIR": str(SHARED_DIR), "NOTANDA_IT_FIXTURE": FIXTURE}
+    env = {**os.environ, "NOTANDA_REPO_ROOT": str(REPO_ROOT), "NOTANDA_IT_FIXTURE": FIXTURE}
     return run([sys.executable, str(LAUNCHER), "check-references", *args], env=env, cwd=tmp_path)
 
 

@@ -73,7 +73,7 @@ def bench_answer_bytes(bench: Bench) -> None:
             schemas = {tool["name"]: tool.get("outputSchema") for tool in raw.handshake()}
             answers: list[tuple[str, dict[str, Any]]] = []
             for name in PAGES:
-                page.write_bytes((bench.shared_dir / "fixtures" / "openalex" / name).read_bytes())
+                page.write_bytes(bench.fixture(name))
                 result = raw.tool_result("search_literature", SEARCH)[1]
                 content = result.get("structuredContent")
                 found = checked("search_literature", result.get("isError"), content)

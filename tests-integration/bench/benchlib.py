@@ -89,7 +89,6 @@ class Bench:
 
     workdir: Path
     repo_root: Path
-    shared_dir: Path
     anchor_python: str | None
     #: ``full``, ``quick`` (scaled down) or ``smoke`` (one or two rounds on tiny inputs,
     #: a stand-in anchor when none is given: only checks that every step runs).
@@ -173,6 +172,13 @@ class Bench:
             spec.loader.exec_module(module)
             self._support = module
         return self._support
+
+    def fixture(self, name: str) -> bytes:
+        """One recorded OpenAlex body, from the repository's ``tests-support/fixtures/openalex``."""
+        sys.path.insert(0, str(self.repo_root / "tests-support"))
+        from openalex_fixtures import fixture_bytes
+
+        return fixture_bytes(name)
 
     def page(self, name: str) -> Path:
         """The page file *name* under the work directory, built on first use.

@@ -5,9 +5,10 @@ builds a second venv with ``notanda-mcp==0.1.0b3`` (the anchor) and calls::
 
     python tests-integration/bench/run_bench.py --anchor-python ANCHOR_VENV/bin/python
 
-with ``NOTANDA_SHARED_DIR`` (fixtures) and ``NOTANDA_REPO_ROOT`` (for
+with ``NOTANDA_REPO_ROOT`` set (for
 ``packages/notanda-openalex/tests/bench_support.py``, which the wheel does not
-ship) set. Sections (``--only``): ``evidence`` (verify, seal, log append,
+ship, and the OpenAlex fixtures in ``tests-support/fixtures/openalex``).
+Sections (``--only``): ``evidence`` (verify, seal, log append,
 audit, consistency proof), ``openalex`` (body to result, peak memory, the
 100-reference check), ``mcp`` (the two servers over real stdio; the reference
 check's memory is ours alone) and ``answers`` (answer bytes per
@@ -103,7 +104,6 @@ def summary(bench: Bench) -> list[Row]:
 def reproduce(args: argparse.Namespace, anchor_python: str | None) -> list[str]:
     here = Path(__file__).resolve()
     repo = os.environ.get("NOTANDA_REPO_ROOT") or str(here.parents[2])
-    shared = os.environ.get("NOTANDA_SHARED_DIR") or str(Path(repo).parent / "shared")
     direct = [sys.executable, str(here)]
     if anchor_python:
         direct += ["--anchor-python", anchor_python]
@@ -118,8 +118,7 @@ def reproduce(args: argparse.Namespace, anchor_python: str | None) -> list[str]:
         "# the whole run (builds the wheels, the bench venv and, once, the anchor venv):",
         f"cd {shlex.quote(repo)} && nox -s bench",
         "# this run again, in the venvs nox built (after the wheels are installed there):",
-        f"cd {shlex.quote(repo)} && NOTANDA_SHARED_DIR={shlex.quote(shared)} "
-        f"NOTANDA_REPO_ROOT={shlex.quote(repo)} {shlex.join(direct)}",
+        f"cd {shlex.quote(repo)} && NOTANDA_REPO_ROOT={shlex.quote(repo)} {shlex.join(direct)}",
         "# one section: add --only evidence|openalex|mcp|answers; development sizes: add --quick",
     ]
 
@@ -132,8 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.perf_counter()
     repo_root = Path(os.environ.get("NOTANDA_REPO_ROOT") or Path(__file__).resolve().parents[2])
-    shared_dir = Path(os.environ.get("NOTANDA_SHARED_DIR") or repo_root.parent / "shared")
-    os.environ.setdefault("NOTANDA_SHARED_DIR", str(shared_dir))  # read by bench_support
+    # The servers the bench starts read the OpenAlex fixtures through it.
+    os.environ.setdefault("NOTANDA_REPO_ROOT", str(repo_root))
     anchor_python = os.path.abspath(args.anchor_python) if args.anchor_python else None
     if args.workdir:
         workdir = args.workdir.resolve()
@@ -142,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         workdir = Path(tempfile.mkdtemp(prefix="notanda-bench-"))
     mode = "smoke" if args.smoke else "quick" if args.quick else "full"
     mcp1_python = os.path.abspath(args.mcp1_python) if args.mcp1_python else None
-    bench = Bench(workdir, repo_root, shared_dir, anchor_python, mode, mcp1_python)
+    bench = Bench(workdir, repo_root, anchor_python, mode, mcp1_python)
     if anchor_python is None and not bench.smoke:
         bench.failures.append("anchor: no --anchor-python given; anchor figures missing")
 

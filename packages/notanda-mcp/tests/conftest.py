@@ -29,7 +29,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from fake_openalex import FIXTURES_DIR, REPO_ROOT, SHARED_DIR, FakeOpenAlex
+from fake_openalex import REPO_ROOT, FakeOpenAlex
 from jsonschema import Draft202012Validator
 from mcp import Client, StdioServerParameters
 from mcp.client._memory import InMemoryTransport
@@ -50,7 +50,7 @@ from notanda_mcp._schemas import TOOLS
 from notanda_mcp._service import remedy_for
 
 # Re-exported: the test modules take every shared name from here.
-__all__ = ["FIXTURES_DIR", "REPO_ROOT", "SHARED_DIR"]
+__all__ = ["REPO_ROOT"]
 
 TESTS_DIR = Path(__file__).resolve().parent
 LAUNCHER = TESTS_DIR / "stdio_launcher.py"
@@ -74,11 +74,6 @@ SESSION_KINDS = {
 SESSIONS = list(SESSION_KINDS)
 #: The two sessions with real JSON-RPC framing, one per era.
 FRAMED_SESSIONS = ["legacy", "modern-jsonrpc"]
-
-requires_fixtures = pytest.mark.skipif(
-    not FIXTURES_DIR.is_dir(),
-    reason=f"real OpenAlex fixtures not found at {FIXTURES_DIR} (set NOTANDA_SHARED_DIR)",
-)
 
 
 @pytest.fixture
@@ -428,7 +423,7 @@ def launcher_params(
     root: Path, *args: str, key: str | None = KEY, cwd: Path | None = None
 ) -> StdioServerParameters:
     """Parameters for ``stdio_client``, which passes only a few variables on by itself."""
-    env = {"NOTANDA_SHARED_DIR": str(SHARED_DIR), "NOTANDA_REPO_ROOT": str(REPO_ROOT)}
+    env = {"NOTANDA_REPO_ROOT": str(REPO_ROOT)}
     if key is not None:
         env["HARVESTER_OPENALEX_API_KEY"] = key
     command = launcher_command(root, *args)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -18,8 +19,11 @@ from typing import Any, Protocol
 import httpx
 
 REPO_ROOT = Path(os.environ.get("NOTANDA_REPO_ROOT") or Path(__file__).resolve().parents[3])
-SHARED_DIR = Path(os.environ.get("NOTANDA_SHARED_DIR") or REPO_ROOT.parent / "shared")
-FIXTURES_DIR = SHARED_DIR / "fixtures" / "openalex"
+# The recorded OpenAlex bodies are the repository's (tests-support/fixtures/openalex); this
+# module also runs in the launcher's process, which finds them through NOTANDA_REPO_ROOT.
+sys.path.insert(0, str(REPO_ROOT / "tests-support"))
+# Re-exported to the tests and the launcher.
+from openalex_fixtures import REFERENCE_DIR, fixture_bytes, fixture_names, fixture_path  # noqa: E402, F401
 
 Responder = Callable[[httpx.Request], httpx.Response]
 
@@ -74,11 +78,6 @@ def works_page(works: list[dict[str, Any]] | None = None) -> Responder:
         return json_response(page_body(chosen[: per_page(request)], count=len(chosen)))
 
     return respond
-
-
-def fixture_bytes(name: str) -> bytes:
-    """The bytes of one real OpenAlex response body from the shared fixtures."""
-    return (FIXTURES_DIR / name).read_bytes()
 
 
 def fixture_page(name: str) -> Responder:

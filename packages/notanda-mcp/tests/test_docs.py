@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from checkout import absent
 from conftest import REPO_ROOT, seal_record
 from notanda_evidence import EvidenceStore, verify_file
 from notanda_evidence import _cli as evidence_cli
@@ -21,7 +22,7 @@ ERRORS_MD = REPO_ROOT / "docs" / "errors.md"
 @pytest.fixture(scope="module")
 def errors_md() -> str:
     if not ERRORS_MD.is_file():
-        pytest.skip(f"{ERRORS_MD} not found: run from a repository checkout (NOTANDA_REPO_ROOT)")
+        absent(f"{ERRORS_MD} not found: run from a repository checkout (NOTANDA_REPO_ROOT)")
     return ERRORS_MD.read_text(encoding="utf-8")
 
 

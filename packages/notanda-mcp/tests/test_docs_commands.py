@@ -27,6 +27,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 import pytest
+from checkout import absent
 from conftest import REPO_ROOT
 from notanda_evidence import _cli as evidence_cli
 from notanda_evidence import verify_file
@@ -43,7 +44,7 @@ def _pages() -> dict[str, str]:
     found = {name: REPO_ROOT / name for name in PAGES}
     missing = [name for name, path in found.items() if not path.is_file()]
     if missing:
-        pytest.skip(f"{missing} not found under {REPO_ROOT}: run from a repository checkout")
+        absent(f"{missing} not found under {REPO_ROOT}: run from a repository checkout")
     return {name: path.read_text(encoding="utf-8") for name, path in found.items()}
 
 

@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from checkout import absent
 from conftest import REPO_ROOT
 from notanda_openalex import load_core_config
 
@@ -43,7 +44,7 @@ AWKWARD_KEY = "oa-\"quoted\"-back\\slash-'single'-$(echo no)-`echo no`-$HOME-ü"
 @pytest.fixture(scope="module")
 def snippet() -> str:
     if not MCP_CLIENTS_MD.is_file():
-        pytest.skip(f"{MCP_CLIENTS_MD} not found: run from a repository checkout")
+        absent(f"{MCP_CLIENTS_MD} not found: run from a repository checkout")
     text = MCP_CLIENTS_MD.read_text(encoding="utf-8")
     match = re.search(rf"^{re.escape(MARKER)}[^\n]*-->\n```sh\n(.*?)^```$", text, re.M | re.S)
     assert match, f"{MCP_CLIENTS_MD}: no ```sh block directly after {MARKER!r}"

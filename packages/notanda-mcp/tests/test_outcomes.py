@@ -20,7 +20,6 @@ import httpx
 import notanda_mcp._service
 import pytest
 from conftest import (
-    FIXTURES_DIR,
     FRAMED_SESSIONS,
     HEX32,
     HEX64,
@@ -238,8 +237,6 @@ def _raising(exc: Exception) -> Any:
 
 
 def _fixture_status(name: str, status: int) -> Any:
-    if not FIXTURES_DIR.is_dir():
-        return status_response(status, {"error": "recorded body unavailable"})
     return status_response(status, fixture_bytes(name))
 
 

@@ -15,7 +15,8 @@ import notanda_evidence
 import notanda_mcp
 import notanda_openalex
 import pytest
-from conftest import FIXTURES_DIR, KEY, NOTICE, clean_env, requires_fixtures
+from conftest import KEY, NOTICE, clean_env
+from fake_openalex import fixture_bytes, fixture_names
 from notanda_evidence import ParsedJSON, canonical_bytes, canonical_pieces, parse_canonical
 from notanda_evidence import verify_file as evidence_verify_file
 from notanda_mcp import _schemas
@@ -138,14 +139,10 @@ def test_the_piecewise_encoding_is_the_one_shot_encoding(value: Any) -> None:
     assert b"".join(canonical_pieces(value)) == canonical_bytes(value)
 
 
-@requires_fixtures
-@pytest.mark.parametrize(
-    "fixture",
-    sorted(p.name for p in FIXTURES_DIR.glob("*.json")) if FIXTURES_DIR.is_dir() else ["none"],
-)
+@pytest.mark.parametrize("fixture", fixture_names("*.json"))
 def test_a_real_openalex_body_is_stored_as_one_encoding(fixture: str) -> None:
     """The body the server hands the writer encodes in pieces to the one-shot bytes."""
-    value = json.loads((FIXTURES_DIR / fixture).read_bytes())
+    value = json.loads(fixture_bytes(fixture))
     data = b"".join(canonical_pieces({"observed_json": ParsedJSON(value)}))
     assert data == canonical_bytes({"observed_json": value})
     assert parse_canonical(data) == ({"observed_json": value}, None)

@@ -13,13 +13,14 @@ from typing import Any
 import jsonschema
 import notanda_mcp
 import pytest
-from conftest import SHARED_DIR
+from checkout import absent
+from fake_openalex import REFERENCE_DIR, fixture_path
 from notanda_mcp._cli import _server_parser
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 SERVER_JSON = PACKAGE_DIR / "server.json"
 README = PACKAGE_DIR / "README.md"
-REGISTRY_SCHEMA = SHARED_DIR / "reference" / "mcp-registry-server.schema.2025-12-11.json"
+REGISTRY_SCHEMA = "mcp-registry-server.schema.2025-12-11.json"
 REGISTRY_SCHEMA_SHA256 = "3fba09590c99f61735d234822279f4223fab9e300c0a81e81c91ab62a4114de0"
 MARKER = re.compile(r"<!--\s*mcp-name:\s*(\S+)\s*-->")
 
@@ -27,7 +28,7 @@ MARKER = re.compile(r"<!--\s*mcp-name:\s*(\S+)\s*-->")
 @pytest.fixture(scope="module")
 def manifest() -> dict[str, Any]:
     if not SERVER_JSON.is_file():
-        pytest.skip(f"{SERVER_JSON} is not part of this checkout (an sdist?)")
+        absent(f"{SERVER_JSON} is not part of this checkout (an sdist?)")
     value: dict[str, Any] = json.loads(SERVER_JSON.read_text(encoding="utf-8"))
     return value
 
@@ -39,9 +40,7 @@ def pypi_package(manifest: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_manifest_validates_against_the_published_schema(manifest: dict[str, Any]) -> None:
-    if not REGISTRY_SCHEMA.is_file():
-        pytest.skip(f"registry schema not found at {REGISTRY_SCHEMA} (set NOTANDA_SHARED_DIR)")
-    data = REGISTRY_SCHEMA.read_bytes()
+    data = fixture_path(REGISTRY_SCHEMA, REFERENCE_DIR).read_bytes()
     assert hashlib.sha256(data).hexdigest() == REGISTRY_SCHEMA_SHA256
     schema = json.loads(data)
     validator_class = jsonschema.validators.validator_for(schema)

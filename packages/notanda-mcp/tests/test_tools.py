@@ -15,7 +15,6 @@ from typing import Any
 import mcp_types as types
 import pytest
 from conftest import (
-    FIXTURES_DIR,
     HANDSHAKE_VERSION,
     HEX64,
     MODERN_VERSION,
@@ -30,12 +29,18 @@ from conftest import (
     raw_modern_call,
     read_json,
     record_ids,
-    requires_fixtures,
     search,
     text_of,
     write_b3_record,
 )
-from fake_openalex import FakeOpenAlex, fixture_page, synthetic_work, works_page
+from fake_openalex import (
+    FakeOpenAlex,
+    fixture_bytes,
+    fixture_names,
+    fixture_page,
+    synthetic_work,
+    works_page,
+)
 from mcp import MCPError
 from notanda_evidence.verify_file import parse_timestamp
 from notanda_mcp import build_server
@@ -521,17 +526,14 @@ async def test_a_0_1_0b3_record_is_returned_with_the_notice_added(
 
 # ------------------------------------------------------ real OpenAlex pages
 
-LIST_FIXTURES = (
-    sorted(p.name for p in FIXTURES_DIR.glob("works_*.json")) if FIXTURES_DIR.is_dir() else []
-)
+LIST_FIXTURES = fixture_names("works_*.json")
 
 
-@requires_fixtures
-@pytest.mark.parametrize("fixture", LIST_FIXTURES or ["(no fixtures)"])
+@pytest.mark.parametrize("fixture", LIST_FIXTURES)
 async def test_real_openalex_pages_give_valid_answers_equal_to_their_records(
     evidence_root: Path, fixture: str
 ) -> None:
-    page = json.loads((FIXTURES_DIR / fixture).read_bytes())
+    page = json.loads(fixture_bytes(fixture))
     server = make_server(evidence_root, FakeOpenAlex(fixture_page(fixture)))
     async with open_session(server, "modern-jsonrpc") as client:
         result = await call(client, "search_literature", {"query": "fixture", "limit": 10})
@@ -557,10 +559,9 @@ async def test_real_openalex_pages_give_valid_answers_equal_to_their_records(
     assert found["total_count"] == page["meta"]["count"]
 
 
-@requires_fixtures
 async def test_non_latin_titles_survive_unchanged(evidence_root: Path) -> None:
     fixture = "works_list_2025-05_sample-5_chinese-korean-titles.json"
-    page = json.loads((FIXTURES_DIR / fixture).read_bytes())
+    page = json.loads(fixture_bytes(fixture))
     server = make_server(evidence_root, FakeOpenAlex(fixture_page(fixture)))
     async with open_session(server, "legacy") as client:
         found = await search(client, limit=5)

@@ -13,7 +13,7 @@ built and its canonical body bytes produced (no file I/O, no fsync).
 
 Usage::
 
-    python tests/bench_support.py            # both pages, built from the shared fixtures
+    python tests/bench_support.py            # both pages, built from the repository's fixtures
     python tests/bench_support.py PAGE.json  # any works page
 """
 
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import statistics
 import sys
 import time
@@ -34,9 +33,10 @@ from notanda_openalex import BODY_CEILING_BYTES, SearchResult, prepare_search
 from notanda_openalex._outcome import result_from_body
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
-FIXTURES_DIR = (
-    Path(os.environ.get("NOTANDA_SHARED_DIR") or REPO_ROOT.parent / "shared") / "fixtures/openalex"
-)
+# The recorded OpenAlex bodies the pages are built from: the repository's own copies.
+sys.path.insert(0, str(REPO_ROOT / "tests-support"))
+from openalex_fixtures import fixture_paths  # noqa: E402
+
 #: Secrets configured during the benchmark (the scrubber is never empty in production).
 BENCH_SECRETS = ("sk-bench-secret-0001", "bench@example.org")
 
@@ -104,7 +104,7 @@ def measure_peak_memory(body: bytes, *, limit: int = 10) -> dict[str, float]:
 
 def _pool() -> list[dict[str, Any]]:
     works: list[dict[str, Any]] = []
-    for path in sorted(FIXTURES_DIR.glob("works_list_*.json")):
+    for path in fixture_paths("works_list_*.json"):
         results = json.loads(path.read_bytes()).get("results") or []
         works.extend(record for record in results if isinstance(record.get("id"), str))
     return works
@@ -113,7 +113,7 @@ def _pool() -> list[dict[str, Any]]:
 def realistic_page(n_works: int = 100, target_bytes: int = 1_000_000) -> bytes:
     """A page of *n_works* real, full OpenAlex records of about *target_bytes*.
 
-    Works are drawn from the shared fixtures, smallest average first, so that
+    Works are drawn from the repository's OpenAlex fixtures, smallest average first, so that
     the page lands near the target; their text is OpenAlex's own.
     """
     pool = sorted(_pool(), key=lambda record: len(json.dumps(record)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-import os
+import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,8 +15,13 @@ import pytest
 from notanda_openalex import OpenAlexClient
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
-SHARED_DIR = Path(os.environ.get("NOTANDA_SHARED_DIR") or REPO_ROOT.parent / "shared")
-FIXTURES_DIR = SHARED_DIR / "fixtures" / "openalex"
+# The recorded OpenAlex bodies are in the repository (tests-support/fixtures/openalex);
+# one missing is an error naming it, never a skip.
+sys.path.insert(0, str(REPO_ROOT / "tests-support"))
+from openalex_fixtures import fixture_names, fixture_path  # noqa: E402
+
+# Re-exported: the test modules take the fixture helpers from here.
+__all__ = ["fixture_names"]
 
 #: A distinctive key: it must never appear in any record, log or message.
 SECRET_KEY = "oa-SECRET-kq7Zx9Wv3Lm2"
@@ -25,11 +30,6 @@ SECRET_EMAIL = "owner+alerts@secret-mail.example"
 #: An advisor key (ANTHROPIC_API_KEY), also secret.
 SECRET_ADVISOR = "sk-ant-SECRET-advisor-55Qp"
 ALL_SECRETS = (SECRET_KEY, SECRET_EMAIL, SECRET_ADVISOR)
-
-requires_fixtures = pytest.mark.skipif(
-    not FIXTURES_DIR.is_dir(),
-    reason=f"OpenAlex fixtures not found at {FIXTURES_DIR} (set NOTANDA_SHARED_DIR)",
-)
 
 
 class FakeClock:
@@ -56,10 +56,7 @@ def clock() -> FakeClock:
 
 
 def fixture_bytes(name: str) -> bytes:
-    path = FIXTURES_DIR / name
-    if not path.is_file():
-        pytest.skip(f"fixture {name} not found in {FIXTURES_DIR}")
-    return path.read_bytes()
+    return fixture_path(name).read_bytes()
 
 
 def fixture_json(name: str) -> Any:

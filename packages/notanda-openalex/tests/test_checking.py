@@ -1,6 +1,6 @@
 """OpenAlexClient.check_references against httpx.MockTransport: requests, verdicts, records.
 
-The works are real OpenAlex records from the shared fixtures, served by a
+The works are real OpenAlex records from tests-support/fixtures/openalex, served by a
 small fake of the ``/works`` list endpoint that answers ``filter=doi:A|B``
 and ``filter=title.search:...`` the way OpenAlex does for these cases.
 """
@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+from checkout import absent
 from conftest import (
     ALL_SECRETS,
     REPO_ROOT,
@@ -25,7 +26,6 @@ from conftest import (
     fixture_json,
     json_response,
     make_client,
-    requires_fixtures,
     stored_body,
 )
 from notanda_openalex import (
@@ -45,8 +45,6 @@ from notanda_openalex import (
     parse_references,
 )
 from notanda_openalex._matching import normalize_text
-
-pytestmark = requires_fixtures
 
 MYERS = "work_W2162348455_2026-05.json"
 PIWOWAR = "work_W2741809807_2025-10.json"
@@ -748,7 +746,7 @@ def test_the_docs_list_every_verdict_and_unchecked_code() -> None:
     checking_md = REPO_ROOT / "docs" / "reference-checking.md"
     errors_md = REPO_ROOT / "docs" / "errors.md"
     if not checking_md.is_file() or not errors_md.is_file():
-        pytest.skip(f"docs not found under {REPO_ROOT}: run from a repository checkout")
+        absent(f"docs not found under {REPO_ROOT}: run from a repository checkout")
     verdicts = _table_codes(checking_md.read_text(encoding="utf-8"), "verdict | meaning")
     assert verdicts == {verdict.value for verdict in Verdict}
     unchecked = _table_codes(errors_md.read_text(encoding="utf-8"), "`error` | when")

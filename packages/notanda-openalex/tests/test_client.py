@@ -18,7 +18,6 @@ from conftest import (
     fixture_bytes,
     json_response,
     make_client,
-    requires_fixtures,
 )
 from notanda_openalex import (
     BODY_CEILING_BYTES,
@@ -299,7 +298,6 @@ def test_wildcard_400_is_an_http_error(clock: FakeClock) -> None:
     assert result.observation.attempt.error_type == "http_error"
 
 
-@requires_fixtures
 @pytest.mark.parametrize(
     ("status", "fixture"),
     [
@@ -351,7 +349,6 @@ def test_504_gateway_timeout(clock: FakeClock) -> None:
     assert_provider_error(result, ProviderReason.HTTP_ERROR, 504)
 
 
-@requires_fixtures
 def test_404_html_from_the_fixtures_readme(clock: FakeClock) -> None:
     html = (
         b"<!doctype html>\n<html lang=en>\n<title>404 Not Found</title>\n<h1>Not Found</h1>\n"
@@ -437,7 +434,6 @@ def test_budget_429_with_remaining_above_zero_is_budget_exhausted(clock: FakeClo
     assert_provider_error(result, ProviderReason.BUDGET_EXHAUSTED, 429, retry_after=81471.0)
 
 
-@requires_fixtures
 def test_html_429_with_http_date_retry_after(clock: FakeClock) -> None:
     html = (
         b'<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 3.2 Final//EN">\n<title>429 Too Many Requests'

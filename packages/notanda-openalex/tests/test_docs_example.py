@@ -10,6 +10,7 @@ from types import ModuleType
 
 import httpx
 import pytest
+from checkout import absent
 from conftest import REPO_ROOT, FakeClock, json_response
 from notanda_openalex import OpenAlexClient
 
@@ -86,7 +87,7 @@ def test_example_reports_failures(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_example_is_in_the_doc_verbatim() -> None:
     if not DOC.is_file():
-        pytest.skip(f"{DOC} not present (not a source checkout)")
+        absent(f"{DOC} not present (not a source checkout)")
     assert EXAMPLE.read_text(encoding="utf-8") in DOC.read_text(encoding="utf-8")
 
 
@@ -98,7 +99,7 @@ def test_readme_library_snippet_runs(
 ) -> None:
     """The README's library example runs as written (with a mock provider behind it)."""
     if not README.is_file():
-        pytest.skip(f"{README} not present (not a source checkout)")
+        absent(f"{README} not present (not a source checkout)")
     text = README.read_text(encoding="utf-8")
     section = text.split("## Using the OpenAlex client as a library", 1)[1]
     snippet = section.split("```python\n", 1)[1].split("```", 1)[0]
@@ -138,7 +139,7 @@ def test_references_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_references_example_is_in_the_doc_verbatim() -> None:
     if not DOC.is_file():
-        pytest.skip(f"{DOC} not present (not a source checkout)")
+        absent(f"{DOC} not present (not a source checkout)")
     assert REFERENCES_EXAMPLE.read_text(encoding="utf-8") in DOC.read_text(encoding="utf-8")
 
 
@@ -148,7 +149,7 @@ def test_errors_md_names_every_unparsed_reason() -> None:
 
     errors = REPO_ROOT / "docs" / "errors.md"
     if not errors.is_file():
-        pytest.skip(f"{errors} not present (not a source checkout)")
+        absent(f"{errors} not present (not a source checkout)")
     text = errors.read_text(encoding="utf-8")
     section = text.split("## Library: reading references", 1)[1].split("\n## ", 1)[0]
     listed = section.split("`unparsed_reason` is one of", 1)[1].split(";", 1)[0]
@@ -159,7 +160,7 @@ def test_the_library_guide_tables_every_unparsed_reason() -> None:
     from notanda_openalex import UnparsedReason
 
     if not DOC.is_file():
-        pytest.skip(f"{DOC} not present (not a source checkout)")
+        absent(f"{DOC} not present (not a source checkout)")
     section = DOC.read_text(encoding="utf-8").split("### `UnparsedReason`", 1)[1]
     section = section.split("\n## ", 1)[0]
     rows = [line.split("|")[1].strip().strip("`") for line in section.splitlines()[4:]]

@@ -1,4 +1,4 @@
-"""Real OpenAlex response bodies (CC0) from the shared fixtures, through the client."""
+"""Real OpenAlex response bodies (CC0) from tests-support/fixtures/openalex, through the client."""
 
 from __future__ import annotations
 
@@ -8,12 +8,11 @@ from typing import Any
 import httpx
 import pytest
 from conftest import (
-    FIXTURES_DIR,
     FakeClock,
     fixture_bytes,
     fixture_json,
+    fixture_names,
     make_client,
-    requires_fixtures,
 )
 from notanda_openalex import (
     AUTHOR_CAP,
@@ -27,8 +26,6 @@ from notanda_openalex._secrets import SecretScrubber
 from notanda_openalex._vocabulary import IDENTITY_FIELDS
 from notanda_openalex._works import normalize_work
 
-pytestmark = requires_fixtures
-
 PAGE_2020 = (
     "works_list_2025-10_filter-publication-year-2020_per-page-50"
     "_retracted-and-truncated-authors.json"
@@ -36,9 +33,7 @@ PAGE_2020 = (
 
 
 def list_pages() -> list[str]:
-    if not FIXTURES_DIR.is_dir():
-        return []
-    return sorted(path.name for path in FIXTURES_DIR.glob("works_list_*.json"))
+    return fixture_names("works_list_*.json")
 
 
 def through_client(body: bytes, clock: FakeClock, limit: int = 10) -> SearchResult:

@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from conftest import fixture_json, requires_fixtures
+from conftest import fixture_json, fixture_names
 from notanda_openalex import Reference, ReferenceAuthor, ReferenceField, Verdict, Work
 from notanda_openalex._matching import (
     compare,
@@ -123,7 +123,6 @@ def test_title_query_keeps_only_letters_and_digits() -> None:
 # ----------------------------------------------------------------- authors
 
 
-@requires_fixtures
 def test_real_authors_agree_despite_initials_diacritics_and_particles() -> None:
     myers = work(fixture_json("work_W2162348455_2026-05.json"))
     reference = ref(
@@ -311,11 +310,9 @@ def test_near_miss_title_needs_agreeing_authors() -> None:
 
 
 def _fixture_works() -> list[Work]:
-    from conftest import FIXTURES_DIR
-
     works = []
-    for path in sorted(FIXTURES_DIR.glob("*.json")):
-        data = fixture_json(path.name)
+    for name in fixture_names("*.json"):
+        data = fixture_json(name)
         records = data.get("results", [data] if "id" in data else [])
         for record in records:
             built = normalize_work(record, SecretScrubber(()))
@@ -341,7 +338,6 @@ def _as_reference(target: Work) -> Reference:
     )
 
 
-@requires_fixtures
 def test_every_real_work_verifies_against_itself_and_one_change_is_caught() -> None:
     works = _fixture_works()
     assert len(works) > 100
