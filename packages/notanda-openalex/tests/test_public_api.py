@@ -175,6 +175,8 @@ def test_stable_codes() -> None:
         "csl_not_an_object",
         "no_title_or_identifier",
         "no_reference_found",
+        "macro_too_large",
+        "crossref_cycle",
     ]
     assert [capture.value for capture in Capture] == [
         "not_attempted",
