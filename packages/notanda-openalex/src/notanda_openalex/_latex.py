@@ -149,6 +149,9 @@ def latex_to_text(value: str) -> str:
                 out.append(_WORDS[name])
             elif name in _DROP_ARGUMENT:
                 position = _skip_group(value, position)
+            elif value.startswith("{}", position):
+                out.append(name)  # ``\Logo{}``: the empty group only ends the name
+                position += 2
             elif position < length and value[position] == "{":
                 pass  # an unknown command: its name goes, its arguments stay
             else:

@@ -1197,7 +1197,9 @@ def _read_citation(reference: Reference, body: str) -> Reference:
     rest: str | None = None
     year: int | None = None
     # APA only when the year in parentheses follows the authors: not after a quoted title.
-    if apa is not None and (quoted is None or apa.start() < quoted.start()):
+    if apa is not None and quoted is not None and quoted.start() < apa.start():
+        apa = None
+    if apa is not None:
         year = int(apa.group(1))
         authors_text = body[: apa.start()]
         title, rest = _sentence(body[apa.end() :].strip())
@@ -1217,7 +1219,11 @@ def _read_citation(reference: Reference, body: str) -> Reference:
     if year is None:
         years = _YEAR.findall(body)
         year = int(years[-1]) if years else None
-    authors, truncated = _text_authors(authors_text) if authors_text else ([], False)
+    authors, truncated = (
+        _text_authors(authors_text, inverted_first=apa is None and quoted is not None)
+        if authors_text
+        else ([], False)
+    )
     volume, issue, pages = _text_numbers(rest) if rest else (None, None, None)
     return replace(
         reference,
@@ -1273,13 +1279,14 @@ def _vancouver_authors(text: str) -> bool:
     return bool(names) and all(_VANCOUVER_NAME.match(name) for name in names)
 
 
-def _text_authors(text: str) -> tuple[list[ReferenceAuthor], bool]:
+def _text_authors(text: str, *, inverted_first: bool = False) -> tuple[list[ReferenceAuthor], bool]:
     """Authors from the text before the year or title.
 
     Tokens are separated by ``;``, ``,``, ``&`` and ``and``. A token of
     initials after another token is that token's given name (``Smith, J. A.``);
     ``Smith JA`` (Vancouver) has its initials last; anything else is read as
-    ``First Last``.
+    ``First Last``. With *inverted_first* (before a quoted title, as Chicago
+    and MLA write it), ``Smith, John`` starting the list is one name, family first.
     """
     truncated = False
     text = text.strip(" .,")
@@ -1293,6 +1300,16 @@ def _text_authors(text: str) -> tuple[list[ReferenceAuthor], bool]:
     ]
     authors: list[ReferenceAuthor] = []
     position = 0
+    if (
+        inverted_first
+        and len(tokens) >= 2
+        and len(tokens[0].split()) == 1
+        and 1 <= len(tokens[1].split()) <= 2
+        and re.match(r"^[^,;&]+,\s*[^,;&]+?(?:,|$)", text)
+    ):
+        family, given = tokens[0], tokens[1]
+        authors.append(ReferenceAuthor(text=f"{family}, {given}", family=family, given=given))
+        position = 2
     while position < len(tokens):
         token = tokens[position]
         following = tokens[position + 1] if position + 1 < len(tokens) else None
