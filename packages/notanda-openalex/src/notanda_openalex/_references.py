@@ -13,7 +13,7 @@ import json
 import re
 import urllib.parse
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -374,12 +374,16 @@ def _numbered(index: int, reference: Reference) -> Reference:
             line=reference.line,
             span=reference.span,
         )
-    return replace(reference, index=index)
+    elif index:
+        # The reference was made by a reader a moment ago and is not shared yet;
+        # dataclasses.replace would cost more than reading a short entry.
+        object.__setattr__(reference, "index", index)
+    return reference
 
 
 def _clean(value: object) -> str | None:
     """Cleaned text (no control or format characters, whitespace collapsed) or ``None``."""
-    return clean_display_text(value)
+    return None if value is None else clean_display_text(value)
 
 
 _DOI_IN_TEXT = re.compile(r"10\.\d{4,9}/[^\s\"{}]+")
@@ -1028,6 +1032,8 @@ def _json_array_spans(text: str, start: int) -> Iterator[tuple[int, int]]:
 
 
 def _csl_text(value: object) -> str | None:
+    if value is None:
+        return None
     if isinstance(value, list):
         value = next((item for item in value if isinstance(item, str)), None)
     if isinstance(value, int | float) and not isinstance(value, bool):
@@ -1177,17 +1183,15 @@ def _read_text(text: str) -> list[Reference]:
 def _text_entry(place: dict[str, Any]) -> Reference:
     line = _clean(place["raw"]) or ""
     doi = find_doi(line)
-    reference = Reference(
-        index=0, doi=doi, arxiv_id=_arxiv_from_doi(doi) or find_arxiv_id(line), **place
-    )
+    arxiv_id = _arxiv_from_doi(doi) or find_arxiv_id(line)
     body = _NUMBERING.sub("", _URLISH.sub(" ", line)).strip()
     body = re.sub(r"\b(?:Available|Retrieved)(?: from| at)?:?\s*$", "", body).strip()
     if not body.strip(" .,;:[]()"):
-        return reference  # a bare DOI or URL
-    return _read_citation(reference, body)
+        return Reference(index=0, doi=doi, arxiv_id=arxiv_id, **place)  # a bare DOI or URL
+    return Reference(index=0, doi=doi, arxiv_id=arxiv_id, **place, **_read_citation(body))
 
 
-def _read_citation(reference: Reference, body: str) -> Reference:
+def _read_citation(body: str) -> dict[str, Any]:
     """Best-effort reading of APA, IEEE-like and Vancouver citations (documented rules)."""
     apa = _APA_YEAR.search(body)
     quoted = _QUOTED.search(body)
@@ -1225,17 +1229,16 @@ def _read_citation(reference: Reference, body: str) -> Reference:
         else ([], False)
     )
     volume, issue, pages = _text_numbers(rest) if rest else (None, None, None)
-    return replace(
-        reference,
-        title=title,
-        authors=tuple(authors),
-        authors_truncated=truncated,
-        year=year,
-        venue=venue,
-        volume=volume,
-        issue=issue,
-        pages=pages,
-    )
+    return {
+        "title": title,
+        "authors": tuple(authors),
+        "authors_truncated": truncated,
+        "year": year,
+        "venue": venue,
+        "volume": volume,
+        "issue": issue,
+        "pages": pages,
+    }
 
 
 def _sentence(text: str) -> tuple[str | None, str | None]:
