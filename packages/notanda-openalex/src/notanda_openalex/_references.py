@@ -871,11 +871,12 @@ _RIS_TAG = re.compile(r"^([A-Z][A-Z0-9])  -(?: (.*))?$")
 
 
 #: Lines outside a record that are an export's numbering or trailer, not a reference:
-#: Ovid and EndNote number their records (``1.``, ``<1>``, ``Record 2 of 40``) and
-#: may end a file with a stray ``ER`` or an end-of-file character.
+#: Ovid and EndNote number their records (``1.``, ``<1>``, ``Record 2 of 40``), Ovid
+#: follows each with its links (``Link to the Ovid Full Text or citation: ...``), and
+#: an export may end with a stray ``ER`` or an end-of-file character.
 _RIS_FURNITURE = re.compile(
     r"(?:\d{1,6}\.?|<\d{1,6}>|\[\d{1,6}\]|(?:record|reference)\s+\d+(?:\s+of\s+\d+)?"
-    r"|ER  -.*|[\x1a\s.*=_-]*)",
+    r"|ER  -.*|Link to the (?:Ovid|External) .*|[\x1a\s.*=_-]*)",
     re.IGNORECASE,
 )
 
@@ -888,6 +889,8 @@ def _ris_records(text: str) -> Iterator[tuple[tuple[int, int], bool]]:
     """
     record: tuple[int, int] | None = None
     outside: tuple[int, int] | None = None
+    # Ovid writes a tag (``NL``) after a record's ER: it trails that record.
+    trailing = False
     offset = 0
     for line in text.splitlines(keepends=True):
         start, offset = offset, offset + len(line)
@@ -907,10 +910,14 @@ def _ris_records(text: str) -> Iterator[tuple[tuple[int, int], bool]]:
                 record = (record[0], end)
             if name == "ER":
                 yield record, True
-                record = None
+                record, trailing = None, True
+        elif trailing and name is not None:
+            pass
         elif stripped and not _RIS_FURNITURE.fullmatch(stripped):
             first = start + len(line) - len(line.lstrip())
             outside = (first, end) if outside is None else (outside[0], end)
+        if record is None and not (stripped and name is not None):
+            trailing = False
     if outside is not None:
         yield outside, False
     if record is not None:
