@@ -2,9 +2,12 @@
 
 This module owns the formats a bibliography may arrive in (BibTeX, RIS,
 CSL-JSON, plain text), the deterministic auto-detection between them, the
-limits of one call and the reasons an entry could not be read. It contacts
-nothing: resolution against OpenAlex builds on its output. The rules are
-documented in ``docs/openalex-client.md`` ("Reading references").
+limits of one call (:func:`parse_references`; :func:`read_references` reads a
+whole file without them), the bounds of BibTeX macro expansion, ``crossref``
+and the reasons an entry could not be read. The BibTeX grammar is
+:mod:`._bibtex`'s and LaTeX decoding :mod:`._latex`'s. It contacts nothing:
+resolution against OpenAlex builds on its output. The rules are documented in
+``docs/openalex-client.md`` ("Reading references").
 """
 
 from __future__ import annotations
@@ -1148,12 +1151,9 @@ def _text_spans(text: str) -> list[tuple[int, int]]:
         first = start + (len(line) - len(line.lstrip())) if body else start
         lines.append((first, first + len(body)))
     blank = [start == end for start, end in lines]
-    inner = blank[:]
-    while inner and inner[0]:
-        inner.pop(0)
-    while inner and inner[-1]:
-        inner.pop()
-    if not any(inner):
+    first = next((n for n, empty in enumerate(blank) if not empty), len(blank))
+    last = next((n for n in range(len(blank) - 1, -1, -1) if not blank[n]), -1)
+    if not any(blank[first : last + 1]):
         return [span for span, empty in zip(lines, blank, strict=True) if not empty]
     blocks: list[tuple[int, int]] = []
     current: tuple[int, int] | None = None
