@@ -62,6 +62,14 @@ def test_a_sici_doi_in_url_is_kept_whole(url: str) -> None:
     assert reference.doi == SICI.lower()
 
 
+def test_a_doi_field_with_tex_escapes_is_the_doi() -> None:
+    assert one(r"@article{k, title = {T}, doi = {10.1000/a\_b}}").doi == "10.1000/a_b"
+    assert one(r"@article{k, title = {T}, doi = {{10.1000/AB}}}").doi == "10.1000/ab"
+    assert one(r"@article{k, title = {T}, url = {https://doi.org/10.1000/x\_y}}").doi == (
+        "10.1000/x_y"
+    )
+
+
 def test_a_sici_doi_in_a_doi_field_and_in_angle_brackets_in_text() -> None:
     assert one(f"@article{{k, title = {{T}}, doi = {{{SICI}}}}}").doi == SICI.lower()
     line = f"Smith J. A title. Some Journal. 1996;1:385. <https://doi.org/{SICI}>"

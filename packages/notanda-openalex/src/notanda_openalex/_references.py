@@ -824,7 +824,7 @@ def _bibtex_entry(block: RawBlock, fields: Mapping[str, str], place: dict[str, A
     authors, truncated = _people(
         _bibtex_names(fields.get("author") or fields.get("editor") or ""), latex_to_text
     )
-    doi = normalize_doi(_clean(fields.get("doi"))) or find_doi(_clean(fields.get("url")))
+    doi = normalize_doi(_identifier(fields.get("doi"))) or find_doi(_identifier(fields.get("url")))
     eprint = _clean(fields.get("eprint"))
     prefix = (fields.get("archiveprefix") or fields.get("eprinttype") or "").strip().lower()
     eprint_match = _ARXIV_ID.match(eprint) if eprint else None
@@ -851,6 +851,16 @@ def _bibtex_entry(block: RawBlock, fields: Mapping[str, str], place: dict[str, A
         pages=decoded("pages"),
         **place,
     )
+
+
+_TEX_ESCAPE = re.compile(r"\\([_%#&$~])|[{}]")
+
+
+def _identifier(value: str | None) -> str | None:
+    r"""A DOI or URL field as text: braces dropped and ``\_``, ``\%``, ``\#``, ``\&`` unescaped."""
+    if value is None:
+        return None
+    return _clean(_TEX_ESCAPE.sub(lambda match: match.group(1) or "", value))
 
 
 def _aas_journal(value: str | None) -> str | None:
