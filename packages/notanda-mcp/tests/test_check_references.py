@@ -364,3 +364,32 @@ async def test_a_check_with_no_free_slot_in_its_deadline_is_server_busy_with_a_r
     assert recorded["attempts"] == []
     assert recorded["max_attempts"] == 5  # one DOI batch, a title lookup per reference
     assert len(provider.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\ufeff" + BIBTEX,
+        "\ufeffTY  - JOUR\nTI  - Sketch of the Analytical Engine\nAU  - Lovelace, Ada\n"
+        "AU  - Babbage, Charles\nPY  - 2021\nJO  - Journal of Tests\n"
+        "DO  - 10.5555/notanda.test.1\nER  - \n",
+    ],
+    ids=["bibtex", "ris"],
+)
+async def test_a_byte_order_mark_is_ignored_by_the_tool(evidence_root: Path, text: str) -> None:
+    async with open_session(checker(evidence_root), "legacy") as client:
+        answer, failed = await check(client, text)
+    assert failed is False
+    assert answer[REFERENCES][0]["verdict"] == "verified"
+    stored = read_json(evidence_root / answer["evidence_id"] / "request.json")
+    first = len(text) - len(text.lstrip("\ufeff \n"))
+    assert stored["parsed"]["references"][0]["line"] == 1 + text.count("\n", 0, first)
+
+
+async def test_string_definitions_never_count_toward_the_tool_limit(evidence_root: Path) -> None:
+    # The ACM template defines more @string macros than one check takes references.
+    strings = "".join(f'@string{{m{n} = "Journal {n}"}}\n' for n in range(150))
+    async with open_session(checker(evidence_root), "legacy") as client:
+        answer, failed = await check(client, strings + BIBTEX)
+    assert failed is False
+    assert [e["key"] for e in answer[REFERENCES]] == ["lovelace", "noether", "turing", "ghost"]

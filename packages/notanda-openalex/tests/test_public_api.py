@@ -30,9 +30,11 @@ EXPECTED = [
     "DEFAULT_LIMIT",
     "DEFAULT_USER_AGENT",
     "ENDPOINT",
+    "MACRO_EXPANSION_FACTOR",
     "MAX_CHECK_CONCURRENCY",
     "MAX_DOIS_PER_REQUEST",
     "MAX_LIMIT",
+    "MAX_MACRO_BYTES",
     "MAX_QUERY_LENGTH",
     "MAX_REFERENCES",
     "MAX_REFERENCES_BYTES",
@@ -82,6 +84,7 @@ EXPECTED = [
     "load_core_config",
     "parse_references",
     "prepare_search",
+    "read_references",
     "supplied_record",
 ]
 
@@ -175,6 +178,8 @@ def test_stable_codes() -> None:
         "csl_not_an_object",
         "no_title_or_identifier",
         "no_reference_found",
+        "macro_too_large",
+        "crossref_cycle",
     ]
     assert [capture.value for capture in Capture] == [
         "not_attempted",

@@ -634,6 +634,7 @@ def test_records_are_json_safe_with_every_key() -> None:
         "index",
         "issue",
         "key",
+        "line",
         "pages",
         "raw",
         "title",

@@ -52,12 +52,15 @@ if TYPE_CHECKING:
     )
     from ._references import (
         ARXIV_DOI_PREFIX,
+        MACRO_EXPANSION_FACTOR,
+        MAX_MACRO_BYTES,
         ParsedReferences,
         Reference,
         ReferenceAuthor,
         ReferenceFormat,
         UnparsedReason,
         parse_references,
+        read_references,
     )
     from ._result import SearchFailure, SearchResult
     from ._secrets import SECRET_NAMES
@@ -81,6 +84,8 @@ if TYPE_CHECKING:
 # and publishes its tool schemas from ``._vocabulary``, which needs neither).
 _EXPORTS = {
     "ARXIV_DOI_PREFIX": "._references",
+    "MACRO_EXPANSION_FACTOR": "._references",
+    "MAX_MACRO_BYTES": "._references",
     "AUTHOR_CAP": "._works",
     "AttemptPurpose": "._checking",
     "Author": "._works",
@@ -138,6 +143,7 @@ _EXPORTS = {
     "Work": "._works",
     "load_core_config": "._config",
     "parse_references": "._references",
+    "read_references": "._references",
     "prepare_search": "._query",
     "supplied_record": "._query",
 }
@@ -151,9 +157,11 @@ __all__ = [
     "DEFAULT_LIMIT",
     "DEFAULT_USER_AGENT",
     "ENDPOINT",
+    "MACRO_EXPANSION_FACTOR",
     "MAX_CHECK_CONCURRENCY",
     "MAX_DOIS_PER_REQUEST",
     "MAX_LIMIT",
+    "MAX_MACRO_BYTES",
     "MAX_QUERY_LENGTH",
     "MAX_REFERENCES",
     "MAX_REFERENCES_BYTES",
@@ -203,6 +211,7 @@ __all__ = [
     "load_core_config",
     "parse_references",
     "prepare_search",
+    "read_references",
     "supplied_record",
 ]
 

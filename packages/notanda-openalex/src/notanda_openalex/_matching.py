@@ -262,6 +262,10 @@ def title_query(title: str) -> str | None:
 # ----------------------------------------------------------------- authors
 
 
+#: Generational suffixes, as folded words, that may end a written family name.
+_GENERATIONAL = frozenset({"jr", "sr", "ii", "iii", "iv"})
+
+
 def _name_tokens(text: str | None) -> tuple[str, ...]:
     return tuple(normalize_text(text).split()) if text else ()
 
@@ -278,12 +282,17 @@ def _author_agrees(family: str, work_name: str | None) -> bool:
 
     The folded family name (hyphens and particles split into words) appears
     as consecutive words of the folded display name, wherever it stands:
-    display names come as ``Given Family`` and as ``Family Given``. A work
-    author without a name cannot disagree.
+    display names come as ``Given Family`` and as ``Family Given``. A family
+    name ending in a generational suffix (``Casey Jr``) also agrees without
+    it. A work author without a name cannot disagree.
     """
     if work_name is None:
         return True
-    return _contains(_name_tokens(work_name), _name_tokens(family))
+    written, held = _name_tokens(family), _name_tokens(work_name)
+    if _contains(held, written):
+        return True
+    # Google Scholar leaves the suffix in the family part (``Casey Jr, HC``).
+    return len(written) > 1 and written[-1] in _GENERATIONAL and _contains(held, written[:-1])
 
 
 def authors_agree(reference: Reference, work: Work) -> bool:
