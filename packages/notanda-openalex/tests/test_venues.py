@@ -169,6 +169,8 @@ AGREE = {
         ("ICDE", "2023 IEEE 39th International Conference on Data Engineering (ICDE)"),
         ("EuroS&P", "2022 IEEE 7th European Symposium on Security and Privacy (EuroS&P)"),
         ("S&P", "2022 IEEE Symposium on Security and Privacy (SP)"),
+        ("OSDI", "16th USENIX Symposium on Operating Systems Design and Implementation (OSDI 22)"),
+        ("USENIX Security", "33rd USENIX Security Symposium (USENIX Security 24)"),
     ],
     "acronym written in an event's name": [
         ("CHI", "Proceedings of the CHI Conference on Human Factors in Computing Systems"),
@@ -191,6 +193,9 @@ AGREE = {
         ("RecSys", "Proceedings of the 16th ACM Conference on Recommender Systems"),
         ("ICWSM", "Proceedings of the International AAAI Conference on Web and Social Media"),
         ("TOCHI", "ACM Transactions on Computer-Human Interaction"),
+        ("ESORICS", "European Symposium on Research in Computer Security"),
+        ("STOC", "Symposium on the Theory of Computing"),
+        ("ACSAC", "Annual Computer Security Applications Conference"),
     ],
     "exceptions table": [
         ("WWW", "Proceedings of the ACM Web Conference"),
@@ -202,6 +207,10 @@ AGREE = {
         ("FSE", "Proceedings of the ACM on Software Engineering"),
         ("CSCW", "Proceedings of the ACM on Human-Computer Interaction"),
         ("NAACL", "Proceedings of the 2019 Conference of the North"),
+        ("ACM MM", "Proceedings of the 30th ACM International Conference on Multimedia"),
+        ("SIGCSE", "Proceedings of the 53rd ACM Technical Symposium on Computer Science Education"),
+        ("MobiSys", "Proceedings of the 20th Annual International Conference on Mobile Systems, "
+         "Applications and Services"),
     ],
     "qualified forms": [
         ("CHI Extended Abstracts",
@@ -260,6 +269,7 @@ DISAGREE = {
         ("ICDM", "2023 IEEE 39th International Conference on Data Engineering (ICDE)"),
         ("EuroS&P", "2022 IEEE Symposium on Security and Privacy (SP)"),
         ("SOSP", "2022 IEEE Symposium on Security and Privacy (SP)"),
+        ("CCS", "33rd USENIX Security Symposium (USENIX Security 24)"),
         ("ICML", "2022 21st IEEE International Conference on Machine Learning and Applications "
          "(ICMLA)"),
     ],
@@ -281,6 +291,8 @@ DISAGREE = {
     ],
     "acronym from the significant words": [
         ("NAACL", "Knowledge Discovery and Data Mining"),
+        ("NAACL",
+         "Proceedings of the 28th ACM SIGKDD Conference on Knowledge Discovery and Data Mining"),
         ("NSDI", "Operating Systems Design and Implementation"),
         ("ASE", "2023 IEEE/ACM 45th International Conference on Software Engineering (ICSE)"),
         ("ICMLA", "International Conference on Machine Learning"),
@@ -296,6 +308,7 @@ DISAGREE = {
         ("PLDI", "Proceedings of the ACM on Software Engineering"),
         ("CHI", "Proceedings of the ACM on Human-Computer Interaction"),
         ("EuroSys", "Symposium on Operating Systems Principles"),
+        ("MM", "IEEE Transactions on Multimedia"),
     ],
     "qualified forms": [
         ("CHI Extended Abstracts",

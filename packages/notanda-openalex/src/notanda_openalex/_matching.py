@@ -351,8 +351,9 @@ _ORDINAL_WORDS = frozenset(
     }
 )  # fmt: skip
 #: The only stopwords that give acronyms letters: Principles *of* Programming
-#: Languages, Symposium *on* Usable Privacy and Security, File *and* Storage Technologies.
-_ACRONYM_STOPWORDS = frozenset({"of", "on", "and"})
+#: Languages, Symposium *on* Usable Privacy and Security, File *and* Storage
+#: Technologies, European Symposium on Research *in* Computer Security.
+_ACRONYM_STOPWORDS = frozenset({"of", "on", "and", "in"})
 _ORDINAL_ENDINGS = frozenset({"st", "nd", "rd", "th"})
 _ORDINAL_TENS = frozenset({"twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty"})
 #: A core of fewer letters keeps the publisher and generic words it was read without.
@@ -396,6 +397,14 @@ VENUE_NAMES: tuple[tuple[str, ...], ...] = (
     ("eurosys", "european conference on computer systems"),
     ("mobicom", "mobile computing and networking"),
     ("micro", "microarchitecture"),
+    ("mobisys", "mobile systems applications and services"),
+    ("sensys", "embedded networked sensor systems"),
+    ("hotnets", "hot topics in networks"),
+    ("hotos", "hot topics in operating systems"),
+    ("sc", "high performance computing networking storage and analysis"),
+    ("hpdc", "high performance parallel and distributed computing"),
+    ("mm", "multimedia"),
+    ("sigcse", "technical symposium on computer science education"),
     ("sp", "oakland", "symposium on security and privacy"),
     ("sigmod", "management of data"),
     ("cidr", "innovative data systems research"),
@@ -477,7 +486,7 @@ def _silent(token: str) -> bool:
     """A word that gives an acronym no letter.
 
     A publisher or SIG (``ACM`` is not the A of ASE), or a stopword other than
-    *of*, *on* and *and* (POPL, SOUPS, FAST).
+    *of*, *on*, *and* and *in* (POPL, SOUPS, FAST, ESORICS).
     """
     return (
         token in _VENUE_PUBLISHERS
@@ -541,7 +550,7 @@ def _read_venue(text: str) -> _Venue:
         carried.update(
             _acronym_key(word) for word in _ACRONYM_SEPARATORS.split(inside) if _acronym_like(word)
         )
-    bracketed = frozenset(carried)
+    bracketed = frozenset(carried - _VENUE_PUBLISHERS)
     # What parentheses hold is an acronym, a place or a volume: never what names the venue.
     outside = _PARENTHESES.sub(" ", text)
     words, plain, core = _words_of(outside)
