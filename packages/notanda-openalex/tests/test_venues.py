@@ -220,6 +220,10 @@ AGREE = {
         ("ICSE Companion", "2022 IEEE/ACM 44th International Conference on Software Engineering: "
          "Companion Proceedings (ICSE-Companion)"),
         ("SOUPS @ USENIX Security Symposium", "Symposium on Usable Privacy and Security"),
+        ("ICSE '22: Proceedings of the 44th International Conference on Software Engineering",
+         "Proceedings of the 44th International Conference on Software Engineering"),
+        ("CCS '19: Proceedings of the 2019 ACM SIGSAC Conference on Computer and Communications "
+         "Security", "Computer and Communications Security"),
         ("CVPR Workshops", "2022 IEEE/CVF Conference on Computer Vision and Pattern Recognition "
          "Workshops (CVPRW)"),
         ("Findings of EMNLP",
@@ -316,6 +320,9 @@ DISAGREE = {
         ("ICSE Companion", "Proceedings of the ACM on Software Engineering"),
         ("SOUPS @ USENIX Security Symposium",
          "Proceedings of the ACM SIGSAC Conference on Computer and Communications Security"),
+        ("ICSE '22: Proceedings of the 44th International Conference on Software Engineering",
+         "Proceedings of the 30th ACM Joint European Software Engineering Conference and "
+         "Symposium on the Foundations of Software Engineering"),
         ("Findings of EMNLP", "Proceedings of the 60th Annual Meeting of the Association for "
          "Computational Linguistics (Volume 1: Long Papers)"),
     ],

@@ -438,6 +438,8 @@ _SHORT_YEAR = re.compile(r"['\u2018\u2019`]\d{2}(?!\d)")
 _FULL_YEAR = re.compile(r"(?<![\w.])(?:19|20)\d{2}(?!\d)")
 #: Where a co-located venue names its host (``SOUPS @ USENIX Security Symposium``).
 _COLOCATED = re.compile(r"\s*@\s*|\bco-?located\s+with\b", re.IGNORECASE)
+#: A label before a colon (``CCS '19: Proceedings of the 2019 ACM SIGSAC ...``).
+_LABEL = re.compile(r"^\s*([^:]{1,60}?)\s*:\s*(\S.*)$", re.DOTALL)
 #: A word as written, for telling acronyms apart (``S&P`` is one word).
 _RAW_WORD = re.compile(r"[^\W_](?:[\w&]*[^\W_])?")
 #: Where a name's head ends and what qualifies it begins.
@@ -607,10 +609,18 @@ def _words_of(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, .
 def _alternatives(text: str) -> list[str]:
     """The names one venue string gives.
 
-    A co-located venue and its host (``SOUPS @ USENIX Security``), or the two
+    An acronym and the full name it labels (``ICSE '22: Proceedings of the 44th
+    International Conference on Software Engineering``, as ACM exports them), a
+    co-located venue and its host (``SOUPS @ USENIX Security``), or the two
     spellings OpenAlex joins with ``/`` (``Physical review. B./Physical review. B``).
     """
     names: list[str] = []
+    labelled = _LABEL.match(text)
+    if labelled is not None and all(
+        _acronym_like(word) or not _read_venue(word).plain for word in labelled.group(1).split()
+    ):
+        # ACM's "ICSE '22: Proceedings of the 44th International Conference on ...".
+        return [labelled.group(1), labelled.group(2)]
     for part in _COLOCATED.split(text):
         pieces = part.split("/")
         if len(pieces) > 1 and all(len(_read_venue(piece).core) >= 2 for piece in pieces):
