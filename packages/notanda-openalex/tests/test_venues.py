@@ -248,6 +248,10 @@ AGREE = {
         ("SOUPS", "HAL (Le Centre pour la Communication Scientifique Directe)"),
         ("Workshop on Semantic Web", "CEUR Workshop Proceedings"),
         ("ICALP", "Leibniz International Proceedings in Informatics"),
+        ("PLDI '09", "ACM SIGPLAN Notices"),
+        ("SOSP", "ACM SIGOPS Operating Systems Review"),
+        ("CHI", "Proceedings"),
+        ("Proceedings", "Nature"),
     ],
 }  # fmt: skip
 

@@ -134,6 +134,21 @@ _NOT_A_VENUE = (
     ("infoscience",),
     ("research", "portal"),
     ("research", "explorer"),
+    ("research", "online"),
+    ("research", "archive"),
+    ("research", "collection"),
+    ("digital", "commons"),
+    ("scholarly", "commons"),
+    ("archive", "ouverte"),
+    # The SIG newsletters OpenAlex files many conferences' papers under (PLDI and
+    # ASPLOS under SIGPLAN Notices, SOSP under Operating Systems Review, ...).
+    ("sigplan", "notices"),
+    ("operating", "systems", "review"),
+    ("computer", "communication", "review"),
+    ("sigmod", "record"),
+    ("computer", "architecture", "news"),
+    ("performance", "evaluation", "review"),
+    ("software", "engineering", "notes"),
     # Series of proceedings: each volume is another conference or workshop.
     ("ceur", "workshop", "proceedings"),
     ("leibniz", "international", "proceedings", "informatics"),
@@ -799,7 +814,12 @@ def venues_disagree(reference_venue: str, work_venue: str) -> bool:
         for our_name in _alternatives(reference_venue)
         for their_name in _alternatives(work_venue)
     ]
-    return not any(not a.plain or not b.plain or _names_agree(a, b) for a, b in readings)
+    return not any(_vague(a) or _vague(b) or _names_agree(a, b) for a, b in readings)
+
+
+def _vague(venue: _Venue) -> bool:
+    """A name with nothing that says which venue it is (``Proceedings``, ``IEEE Conference``)."""
+    return not venue.acronyms and not venue.carried and all(_optional(t) for t in venue.plain)
 
 
 # ---------------------------------------------------------------- decision
