@@ -785,23 +785,24 @@ def venues_disagree(reference_venue: str, work_venue: str) -> bool:
     """Whether two venue names clearly name different venues.
 
     An OpenAlex venue that is a collection, a book series, a series of
-    proceedings, a repository or an index (``Springer eBooks``, ``Lecture
-    Notes in Computer Science``, ``CEUR Workshop Proceedings``, ``Zenodo``,
-    ``DOAJ``, ``PubMed``...) is not compared. A preprint server against
-    anything that is not one (or against another server) is a disagreement.
-    Otherwise each name is read without what does not name a venue (years,
-    ``'23``, ordinals, parentheses; for the core also publishers and
-    societies such as ACM, IEEE, USENIX and the SIGs, generic words such as
-    ``proceedings`` and ``conference``, and qualifiers such as ``extended
-    abstracts`` and ``companion``), and the names agree when: they are equal,
-    or their cores are; one is written as acronyms only and one of them is an
-    acronym the other name carries (in parentheses, or as an all-capital word
-    of an event's name) or derives from its words (:func:`_derives`); one core
-    abbreviates the other word by word, or its first words when it has three
-    or more; one core is the initials of the other; one core of three words or
-    more stands in the other; both name one row of :data:`VENUE_NAMES`; or
-    their cores score at least :data:`VENUE_FUZZY_SCORE`. A co-located venue
-    (``SOUPS @ USENIX Security``) agrees by either name. Anything else disagrees.
+    proceedings, a repository, a SIG newsletter or an index (``Springer
+    eBooks``, ``Lecture Notes in Computer Science``, ``CEUR Workshop
+    Proceedings``, ``Zenodo``, ``ACM SIGPLAN Notices``, ``DOAJ``...) is not
+    compared, nor is a name that says nothing of which venue it is
+    (``Proceedings``). A preprint server against anything that is not one (or
+    against another server) is a disagreement. Otherwise each name is read
+    without years, ``'23``, ordinals and parentheses, its core also without
+    publishers and SIGs, generic words and qualifiers (:class:`_Venue`), and
+    the names agree when: they or their cores are equal; one is written as
+    acronyms and one of them is an acronym the other carries or derives from
+    its words (:func:`_acronyms_agree`); one core abbreviates the other word
+    by word, or the other's part before a ``:``, ``,`` or ``. ``; one core is
+    the initials of the other; both name one row of :data:`VENUE_NAMES`; or,
+    unless they name different publishers, one core of three words or more
+    stands in the other or the cores score at least :data:`VENUE_FUZZY_SCORE`.
+    A label and its name (``ICSE '22: Proceedings of ...``), a co-located venue
+    and its host (``SOUPS @ USENIX Security``) and OpenAlex's two spellings
+    joined by ``/`` agree by either. Anything else disagrees.
     """
     ours, theirs = _venue_tokens(reference_venue), _venue_tokens(work_venue)
     if not ours or not theirs or any(_contains(theirs, name) for name in _NOT_A_VENUE):
