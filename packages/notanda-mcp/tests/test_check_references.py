@@ -45,7 +45,10 @@ BIBTEX = r"""
 @article{ghost, title={A treatise nobody ever wrote about imaginary engines},
   author={Nobody, Ann}, year={2019}}
 """
-ENTRY_KEYS = {"index", "key", "verdict", "differs", "retracted", "work", "observation", "error"}
+ENTRY_KEYS = {
+    "index", "key", "verdict", "differs", "retracted", "work", "observation", "error",
+    "identifier_withheld",
+}  # fmt: skip
 
 
 def checker(root: Path, provider: FakeOpenAlex | None = None, **kwargs: Any) -> Any:

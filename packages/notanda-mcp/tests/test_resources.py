@@ -28,7 +28,7 @@ from conftest import (
     seal_record,
     search,
 )
-from fake_openalex import FakeOpenAlex, json_response, page_body, synthetic_work
+from fake_openalex import FakeOpenAlex, bibliography, json_response, page_body, synthetic_work
 from mcp import MCPError
 from notanda_evidence import EvidenceLog, EvidenceStore
 from notanda_mcp._resources import (
@@ -87,10 +87,17 @@ def test_record_names_say_what_was_asked_and_when() -> None:
         "supplied": {"query": "a\n b"},
     }
     assert record_name(search_request, "0" * 32) == f"search: a b ({at})"
-    check = {"tool": "check_references", "requested_at": at, "references": [{}, {}, {}]}
+    # A check's request.json keeps what was read under parsed.references (spec 2.6).
+    check = {
+        "tool": "check_references",
+        "requested_at": at,
+        "parsed": {"detected": "bibtex", "format": "auto", "references": [{}, {}, {}]},
+    }
     assert record_name(check, "0" * 32) == f"check of 3 references ({at})"
-    assert record_name({"tool": "check_references", "references": ["x"]}, "0" * 32) == (
-        "check of 1 reference"
+    one = {"tool": "check_references", "parsed": {"references": ["x"]}}
+    assert record_name(one, "0" * 32) == "check of 1 reference"
+    assert record_name({"tool": "check_references", "parsed": None}, "0" * 32) == (
+        "check, nothing read"
     )
     assert record_name(None, "1" * 32) == f"evidence {'1' * 32}"
     long = record_name({"supplied": {"query": "x" * 500}}, "0" * 32)
@@ -140,6 +147,51 @@ async def test_an_unknown_cursor_is_refused(evidence_root: Path, kind: str) -> N
     assert caught.value.code == types.INVALID_PARAMS
 
 
+async def _refused(client: Any, cursor: str) -> bool:
+    try:
+        await client.list_resources(cursor=cursor, cache_mode=NO_CACHE)
+    except MCPError as exc:
+        return exc.code == types.INVALID_PARAMS and exc.data is None
+    return False
+
+
+def _flipped(cursor: str, at: int) -> str:
+    swap = "A" if cursor[at] != "A" else "B"
+    return cursor[:at] + swap + cursor[at + 1 :]
+
+
+@pytest.mark.parametrize("kind", ["legacy", "modern-jsonrpc"])
+async def test_only_cursors_this_server_start_gave_are_accepted(
+    evidence_root: Path, kind: str
+) -> None:
+    for _ in range(2 * PAGE_SIZE + 3):
+        seal_record(evidence_root)
+    async with open_session(make_server(evidence_root), kind) as client:
+        first = await client.list_resources(cache_mode=NO_CACHE)
+        given = first.next_cursor
+        assert given is not None
+        second = await client.list_resources(cursor=given, cache_mode=NO_CACHE)
+        assert second.next_cursor is not None
+        # Log positions (what the cursor used to be), forgeries and edits of a real one.
+        made_up = ["0", "3", "9" * 20, str(2 * PAGE_SIZE), "", " ", given + "A", given[:-1]]
+        made_up += [_flipped(given, 0), _flipped(given, 7), _flipped(given, len(given) - 1)]
+        made_up += [given.replace("-", "+").replace("_", "/") + "=", given.upper()]
+        for cursor in made_up:
+            if cursor != given:
+                assert await _refused(client, cursor), cursor
+        # The cursors it gave still work after the refusals.
+        again = await client.list_resources(cursor=given, cache_mode=NO_CACHE)
+        assert [r.uri for r in again.resources] == [r.uri for r in second.resources]
+    # Another start of the server over the same folder: the old cursor is not its own.
+    async with open_session(make_server(evidence_root), kind) as client:
+        assert await _refused(client, given)
+        fresh = await client.list_resources(cache_mode=NO_CACHE)
+        assert fresh.next_cursor is not None
+        assert fresh.next_cursor != given
+        listed = await client.list_resources(cursor=fresh.next_cursor, cache_mode=NO_CACHE)
+        assert [r.uri for r in listed.resources] == [r.uri for r in second.resources]
+
+
 async def test_names_are_scrubbed_escaped_and_follow_the_tool(evidence_root: Path) -> None:
     at = "2026-12-01T10:00:00.000Z"
     leaky = _sealed_with_request(
@@ -148,7 +200,11 @@ async def test_names_are_scrubbed_escaped_and_follow_the_tool(evidence_root: Pat
     )
     checked = _sealed_with_request(
         evidence_root,
-        {"tool": "check_references", "requested_at": at, "references": [{"doi": "10.1/x"}] * 2},
+        {
+            "tool": "check_references",
+            "requested_at": at,
+            "parsed": {"references": [{"doi": "10.1/x"}] * 2},
+        },
     )
     async with open_session(make_server(evidence_root), "legacy") as client:
         listed = await client.list_resources(cache_mode=NO_CACHE)
@@ -159,6 +215,27 @@ async def test_names_are_scrubbed_escaped_and_follow_the_tool(evidence_root: Pat
     assert "\u202e" not in leaked
     assert "\\u202e" in leaked
     assert leaked.startswith("search: ")
+
+
+async def test_a_real_check_record_is_named_for_its_references(evidence_root: Path) -> None:
+    """The name comes from request.json as the server's own check writes it."""
+    bibtex = (
+        "@article{a, title={Sketch of the Analytical Engine}, author={Lovelace, Ada}, year={2021},"
+        " doi={10.5555/notanda.test.1}}\n"
+        "@article{b, title={A treatise nobody ever wrote}, author={Nobody, Ann}, year={2019}}\n"
+        "@article{c, title={On computable numbers}, author={Turing, Alan}, year={2023}}\n"
+    )
+    server = make_server(evidence_root, FakeOpenAlex(bibliography()), toolsets=("references",))
+    async with open_session(server, "legacy") as client:
+        answer = (await call(client, "check_references", {"references": bibtex})).structured_content
+        assert answer is not None
+        assert answer["status"] == "ok"
+        listed = await client.list_resources(cache_mode=NO_CACHE)
+    evidence_id = answer["evidence_id"]
+    request = json.loads((evidence_root / evidence_id / "request.json").read_text("utf-8"))
+    assert len(request["parsed"]["references"]) == 3
+    names = {r.uri: r.name for r in listed.resources}
+    assert names[evidence_uri(evidence_id)] == f"check of 3 references ({request['requested_at']})"
 
 
 async def test_a_pruned_record_leaves_the_list(evidence_root: Path) -> None:

@@ -173,6 +173,7 @@ def assert_consistent(result: ReferenceCheck) -> None:
             "work",
             "observation",
             "error",
+            "identifier_withheld",
         }
         json.dumps(record)
         if entry.verdict is not Verdict.METADATA_MISMATCH:

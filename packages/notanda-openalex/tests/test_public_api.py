@@ -79,6 +79,7 @@ EXPECTED = [
     "UncheckedReason",
     "UnparsedReason",
     "Verdict",
+    "WithheldReason",
     "Work",
     "__version__",
     "load_core_config",

@@ -8,7 +8,10 @@
   record that fails them is never content: the read fails with an MCP
   error whose ``data`` carries the tool's ``error`` code and ``remedy``;
 * ``resources/list``: the head, then the logged records newest first by
-  log position, :data:`PAGE_SIZE` per page, named for a person.
+  log position, :data:`PAGE_SIZE` per page, named for a person. A page's
+  cursor is an opaque token only this server start can have made (the log
+  position and its HMAC under a key drawn when the resources are installed);
+  any other cursor is refused with -32602, so a client lists again.
 
 Nothing here contacts OpenAlex. The blocking work runs in worker threads
 under this module's own limiter, never the one searches wait on, so a read
@@ -17,7 +20,12 @@ is answered while every search thread is busy.
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import hashlib
+import hmac
 import json
+import secrets
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -91,16 +99,22 @@ def evidence_link(evidence_id: str) -> types.ResourceLink:
 def record_name(request: Mapping[str, Any] | None, evidence_id: str) -> str:
     """A name a person can read for a record, from its ``request.json`` (unscrubbed).
 
-    A check names its number of references, anything else its query; both add
-    the time of the request. A request without them names the ID.
+    A check names its number of references (the entries of ``parsed.references``,
+    as ``docs/evidence-format.md`` section 2.6 stores what was read), anything
+    else its query; both add the time of the request. A request without them
+    names the ID.
     """
     if not isinstance(request, Mapping):
         return f"evidence {evidence_id}"
     when = request.get("requested_at")
     suffix = f" ({when})" if isinstance(when, str) and when else ""
     if is_check_record(request):
-        references = request.get("references")
-        count = len(references) if isinstance(references, list) else 0
+        parsed = request.get("parsed")
+        references = parsed.get("references") if isinstance(parsed, Mapping) else None
+        if not isinstance(references, list):
+            # Refused before reading (``parsed`` is null): nothing was counted.
+            return f"check, nothing read{suffix}"
+        count = len(references)
         noun = "reference" if count == 1 else "references"
         return f"check of {count} {noun}{suffix}"
     supplied = request.get("supplied")
@@ -152,6 +166,7 @@ class EvidenceResources:
 
     def __init__(self, service: EvidenceService) -> None:
         self._service = service
+        self._cursors = _CursorSigner()
         self._limiter: anyio.CapacityLimiter | None = None
         self._template = types.ResourceTemplate(
             uri_template=EVIDENCE_TEMPLATE,
@@ -185,7 +200,7 @@ class EvidenceResources:
     async def _list(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams
     ) -> types.ListResourcesResult:
-        before = _parse_cursor(params.cursor)
+        before = None if params.cursor is None else self._cursors.position(params.cursor)
         try:
             resources, next_cursor = await self._in_thread(partial(self._page, before))
         except _ReadFailure as failure:
@@ -248,7 +263,7 @@ class EvidenceResources:
         page, rest = sealed[:PAGE_SIZE], sealed[PAGE_SIZE:]
         resources = [self._head_resource()] if before is None else []
         resources += [self._record_resource(evidence_id) for _, evidence_id in page]
-        next_cursor = str(page[-1][0]) if rest else None
+        next_cursor = self._cursors.token(page[-1][0]) if rest else None
         return resources, next_cursor
 
     def _head_resource(self) -> types.Resource:
@@ -285,10 +300,46 @@ def _log_failure(exc: LogUnavailable) -> _ReadFailure:
     return _failure({"error": ToolError.EVIDENCE_LOG_UNAVAILABLE.value, "log_reason": exc.reason})
 
 
-def _parse_cursor(cursor: str | None) -> int | None:
-    """The log position a page continues below; an unknown cursor is refused."""
-    if cursor is None:
-        return None
-    if not cursor.isdigit() or not cursor.isascii() or len(cursor) > 20:
+#: Bytes of the key a server start draws for its cursors, and of each cursor's tag.
+_CURSOR_KEY_BYTES = 32
+_CURSOR_TAG_BYTES = 16
+#: A cursor's position: an unsigned 64-bit log position, big-endian.
+_POSITION_BYTES = 8
+_CURSOR_BYTES = _POSITION_BYTES + _CURSOR_TAG_BYTES
+#: The length of every cursor this server makes (base64url of the 24 bytes, no padding).
+_CURSOR_CHARS = 32
+
+
+class _CursorSigner:
+    """Cursors only this server start can make: a log position and its HMAC-SHA256 tag.
+
+    The key is drawn once per server (``secrets.token_bytes``) and never
+    leaves the process, so a cursor from another server, an earlier start of
+    this one, or one a client made up is refused like any unknown cursor.
+    """
+
+    def __init__(self) -> None:
+        self._key = secrets.token_bytes(_CURSOR_KEY_BYTES)
+
+    def _tag(self, position: bytes) -> bytes:
+        return hmac.new(
+            self._key, b"notanda-resources-cursor\x00" + position, hashlib.sha256
+        ).digest()[:_CURSOR_TAG_BYTES]
+
+    def token(self, position: int) -> str:
+        """The cursor for the page that continues below log position *position*."""
+        packed = position.to_bytes(_POSITION_BYTES, "big")
+        return base64.urlsafe_b64encode(packed + self._tag(packed)).decode("ascii").rstrip("=")
+
+    def position(self, cursor: str) -> int:
+        """The log position *cursor* stands for; a cursor this signer did not make is refused."""
+        raw = b""
+        if cursor.isascii() and len(cursor) == _CURSOR_CHARS:
+            with contextlib.suppress(ValueError):
+                raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        if len(raw) == _CURSOR_BYTES:
+            position = int.from_bytes(raw[:_POSITION_BYTES], "big")
+            # The whole text against the one this signer makes: no other spelling passes.
+            if hmac.compare_digest(cursor, self.token(position)):
+                return position
         raise MCPError(types.INVALID_PARAMS, "Invalid cursor")
-    return int(cursor)

@@ -336,6 +336,7 @@ _CHECKED_REFERENCE = {
     "type": "object",
     "required": [
         "index", "key", "verdict", "differs", "retracted", "work", "observation", "error",
+        "identifier_withheld",
     ],
 }  # fmt: skip
 
@@ -353,7 +354,9 @@ def check_output() -> dict[str, Any]:
         "description": "A reference check's answer: status, evidence_id, receipt; on success "
         "content_notice, log_head, head, log_index, summary (a count per verdict) and "
         "references (one per input reference, in input order: index, key, verdict, differs, "
-        "retracted, work, observation, error; verdict one of " + ", ".join(VERDICTS) + "); "
+        "retracted, work, observation, error, identifier_withheld; verdict one of "
+        + ", ".join(VERDICTS)
+        + "); "
         "on error error and remedy.",
         "required": ["status"],
         "properties": {

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         CheckedReference,
         ReferenceCheck,
         UncheckedReason,
+        WithheldReason,
     )
     from ._client import BODY_CEILING_BYTES, DEFAULT_USER_AGENT, ENDPOINT, OpenAlexClient
     from ._clock import Clock, SystemClock
@@ -140,6 +141,7 @@ _EXPORTS = {
     "Verdict": "._vocabulary",
     "WORK_SELECT_FIELDS": "._works",
     "WORK_TYPES": "._vocabulary",
+    "WithheldReason": "._checking",
     "Work": "._works",
     "load_core_config": "._config",
     "parse_references": "._references",
@@ -206,6 +208,7 @@ __all__ = [
     "UncheckedReason",
     "UnparsedReason",
     "Verdict",
+    "WithheldReason",
     "Work",
     "__version__",
     "load_core_config",

@@ -53,7 +53,9 @@ __all__ = [
     "ReferenceField",
     "UncheckedReason",
     "Verdict",
+    "WithheldReason",
     "doi_batch_params",
+    "filter_safe",
     "refused_check",
     "title_params",
 ]
@@ -73,6 +75,11 @@ MAX_TITLE_CANDIDATES = 10
 MAX_CHECK_CONCURRENCY = 16
 #: How often (seconds) the coordinator looks at ``cancelled`` while requests run.
 _POLL_S = 0.05
+#: Characters OpenAlex's filter grammar reads as syntax anywhere in a value:
+#: ``,`` starts another filter (combined with AND), ``|`` another alternative.
+FILTER_SYNTAX_CHARACTERS = frozenset(",|")
+#: First characters it reads as an operator: negation, less than, greater than.
+FILTER_OPERATOR_PREFIXES = ("!", "<", ">")
 
 
 class AttemptPurpose(StrEnum):
@@ -94,6 +101,40 @@ class UncheckedReason(StrEnum):
     #: The check's total deadline passed (or the check was cancelled) before
     #: the reference's request was made or answered.
     DEADLINE_EXCEEDED = "deadline_exceeded"
+
+
+class WithheldReason(StrEnum):
+    """Why a reference's identifier was not sent (:attr:`CheckedReference.identifier_withheld`)."""
+
+    #: Its DOI (or arXiv ID) holds ``,`` or ``|``, or starts with ``!``, ``<`` or
+    #: ``>``: inside ``filter=doi:...`` it would be filter syntax, not data.
+    #: The reference was looked up by its title, and its DOI compared with the
+    #: candidates' DOIs.
+    FILTER_SYNTAX = "filter_syntax"
+
+
+def filter_safe(identifier: str) -> bool:
+    """Whether *identifier* can stand in a ``doi:`` filter as data only.
+
+    False when it holds a character of :data:`FILTER_SYNTAX_CHARACTERS` or
+    starts with one of :data:`FILTER_OPERATOR_PREFIXES`. Everything else
+    (SICI DOIs with ``<``, ``>``, ``;``, ``:`` or parentheses included) is
+    sent, percent-encoded by httpx like every query value.
+    """
+    return not identifier.startswith(FILTER_OPERATOR_PREFIXES) and not any(
+        char in FILTER_SYNTAX_CHARACTERS for char in identifier
+    )
+
+
+def _batch_doi(reference: Reference) -> str | None:
+    """The DOI a readable reference is looked up by in a batch; ``None`` for a title lookup."""
+    doi = reference.lookup_doi if reference.parsed else None
+    return doi if doi is not None and filter_safe(doi) else None
+
+
+def _withheld(reference: Reference) -> WithheldReason | None:
+    doi = reference.lookup_doi if reference.parsed else None
+    return WithheldReason.FILTER_SYNTAX if doi is not None and not filter_safe(doi) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +169,9 @@ class CheckedReference:
     #: or ``configuration_error``) or ``deadline_exceeded``; for ``unparsed``:
     #: the :class:`UnparsedReason` value; else ``None``.
     error: str | None
+    #: Why the reference's DOI (or arXiv ID) was not sent in a DOI batch (a
+    #: :class:`WithheldReason`); ``None`` when it was sent or there is none.
+    identifier_withheld: WithheldReason | None = None
 
     def to_record(self) -> dict[str, Any]:
         """Return the JSON-safe entry; every key is always present.
@@ -144,6 +188,9 @@ class CheckedReference:
             "work": None if self.work is None else self.work.to_record(),
             "observation": self.observation,
             "error": self.error,
+            "identifier_withheld": (
+                None if self.identifier_withheld is None else self.identifier_withheld.value
+            ),
         }
 
 
@@ -214,10 +261,14 @@ class _State:
 
 
 def _batches(references: Sequence[Reference]) -> list[_Task]:
-    """Group the references that have a lookup DOI, in input order, 50 DOIs a request."""
+    """Group the references that have a batch DOI, in input order, 50 DOIs a request.
+
+    A DOI that :func:`filter_safe` refuses is never one of them, so no DOI can
+    add alternatives or filters to a batch: at most 50 DOIs each, whatever the input.
+    """
     by_doi: dict[str, list[int]] = {}
     for position, reference in enumerate(references):
-        doi = reference.lookup_doi if reference.parsed else None
+        doi = _batch_doi(reference)
         if doi is not None:
             by_doi.setdefault(doi, []).append(position)
     dois = list(by_doi)
@@ -431,11 +482,23 @@ class CheckRun:
     def _apply_title(self, task: _Task, result: SearchResult) -> None:
         (position,) = task.serves
         reference = self._references[position]
-        decision = decide(reference, result.works, current_year=self._current_year)
+        works = result.works
+        decision = decide(reference, works, current_year=self._current_year)
+        withheld_doi = reference.lookup_doi if _withheld(reference) is not None else None
+        if withheld_doi is not None:
+            # The DOI that could not be sent is still compared: a candidate
+            # carrying it is the reference's work, as a batch would have found.
+            carrying = [index for index, work in enumerate(works) if work.doi == withheld_doi]
+            if carrying:
+                by_doi = decide_by_doi(
+                    reference, [works[index] for index in carrying], current_year=self._current_year
+                )
+                chosen = None if by_doi.chosen is None else carrying[by_doi.chosen]
+                decision = Decision(by_doi.verdict, chosen, by_doi.differs)
         if decision.chosen is None:
             self._decide(position, _entry(reference, decision.verdict))
         else:
-            self._matched(position, task, decision, result.works[decision.chosen])
+            self._matched(position, task, decision, works[decision.chosen])
 
     def _apply(self, task: _Task) -> list[_Task]:
         result = task.result
@@ -458,7 +521,7 @@ class CheckRun:
                 self._decide(position, _unparsed_entry(reference))
         queue: list[_Task] = _batches(references)
         for position, reference in enumerate(references):
-            if reference.parsed and reference.lookup_doi is None:
+            if reference.parsed and _batch_doi(reference) is None:
                 task = _title_task(position, reference)
                 if task is None:
                     self._decide(position, _entry(reference, Verdict.NOT_FOUND))
@@ -505,14 +568,17 @@ class CheckRun:
             matched = self._state.matched.get(position)
             if matched is not None:
                 entry = replace(entry, observation=index_of[id(matched)])
-            entries.append(entry)
+            entries.append(replace(entry, identifier_withheld=_withheld(reference)))
         return ReferenceCheck(references=tuple(entries), attempts=attempts)
 
 
 def refused_check(parsed: ParsedReferences, failure: SearchFailure) -> ReferenceCheck:
     """The check that failed as a whole: no attempt, every parsed reference ``unchecked``."""
     entries = tuple(
-        _entry(reference, Verdict.UNCHECKED, error=failure.code.value)
+        replace(
+            _entry(reference, Verdict.UNCHECKED, error=failure.code.value),
+            identifier_withheld=_withheld(reference),
+        )
         if reference.parsed
         else _unparsed_entry(reference)
         for reference in parsed.references

@@ -25,6 +25,7 @@ __all__ = [
     "NEAR_TITLE_SCORE",
     "SPELLING_VARIANT_SCORE",
     "VENUE_FUZZY_SCORE",
+    "VENUE_NAMES",
     "Decision",
     "ReferenceField",
     "compare",
@@ -70,7 +71,6 @@ _VENUE_GENERIC = frozenset(
     {
         "proceedings",
         "proc",
-        "advances",
         "annual",
         "conference",
         "conf",
@@ -122,31 +122,43 @@ _NOT_A_VENUE = (
     ("citeseer", "x"),
     ("semantic", "scholar"),
     ("osti", "oai"),
+    # Repositories hold a copy; the reference names where it was published.
+    ("repository",),
+    ("repositorio",),
+    ("zenodo",),
+    ("figshare",),
+    ("hal",),
+    ("dspace",),
+    ("eprints",),
+    ("escholarship",),
+    ("infoscience",),
+    ("research", "portal"),
+    ("research", "explorer"),
+    ("research", "online"),
+    ("research", "archive"),
+    ("research", "collection"),
+    ("digital", "commons"),
+    ("scholarly", "commons"),
+    ("archive", "ouverte"),
+    # The SIG newsletters OpenAlex files many conferences' papers under (PLDI and
+    # ASPLOS under SIGPLAN Notices, SOSP under Operating Systems Review, ...).
+    ("sigplan", "notices"),
+    ("operating", "systems", "review"),
+    ("computer", "communication", "review"),
+    ("sigmod", "record"),
+    ("computer", "architecture", "news"),
+    ("performance", "evaluation", "review"),
+    ("software", "engineering", "notes"),
+    # Series of proceedings: each volume is another conference or workshop.
+    ("ceur", "workshop", "proceedings"),
+    ("leibniz", "international", "proceedings", "informatics"),
+    ("electronic", "proceedings", "theoretical", "computer", "science"),
+    ("communications", "computer", "information", "science"),
+    ("advances", "intelligent", "systems", "computing"),
+    ("studies", "computational", "intelligence"),
+    ("ifip", "advances", "information", "communication", "technology"),
+    ("smart", "innovation", "systems", "technologies"),
 )
-#: Venues known by a short name that is not the initials of the long one.
-_VENUE_ALIASES: tuple[tuple[str, ...], ...] = (
-    ("neurips", "nips", "neural information processing systems"),
-    ("icml", "machine learning"),
-    ("iclr", "learning representations"),
-    ("cvpr", "computer vision and pattern recognition"),
-    ("iccv", "computer vision"),
-    ("eccv", "european computer vision"),
-    ("acl", "association for computational linguistics"),
-    ("naacl", "north american chapter of association for computational linguistics"),
-    ("emnlp", "empirical methods in natural language processing"),
-    ("aaai", "aaai artificial intelligence"),
-    ("ijcai", "joint artificial intelligence"),
-    ("kdd", "knowledge discovery and data mining"),
-    ("sigir", "research and development in information retrieval"),
-    ("www", "world wide web"),
-    ("pnas", "national academy of sciences"),
-    ("nejm", "new england journal of medicine", "n engl j med"),
-    ("jama", "journal of american medical association"),
-    ("bmj", "british medical journal"),
-    ("jmlr", "journal of machine learning research"),
-    ("tpami", "ieee transactions pattern analysis and machine intelligence"),
-)
-
 #: A country written after a venue's name (``Proc. Natl. Acad. Sci. U.S.A.``).
 _VENUE_SUFFIXES = (("u", "s", "a"), ("usa",))
 
@@ -324,16 +336,382 @@ def authors_agree(reference: Reference, work: Work) -> bool:
 
 # ------------------------------------------------------------------- venue
 
+#: Words that name who publishes or sponsors a venue, not which venue it is.
+_VENUE_PUBLISHERS = frozenset({"acm", "ieee", "usenix", "cvf", "siam", "ifip", "iapr"})
+#: ACM special interest groups: a sponsor when the name says more (``ACM SIGSAC
+#: Conference on ...``), the venue itself when it is all there is (``SIGMOD``).
+_VENUE_SIGS = frozenset(
+    {
+        "sigaccess", "sigact", "sigai", "sigapp", "sigarch", "sigbed", "sigchi", "sigcomm",
+        "sigcse", "sigda", "sigdoc", "sigecom", "sigevo", "siggraph", "sighpc", "sigir",
+        "sigkdd", "siglog", "sigmetrics", "sigmicro", "sigmis", "sigmm", "sigmobile", "sigmod",
+        "sigops", "sigplan", "sigsac", "sigsim", "sigsoft", "sigspatial", "sigweb",
+    }
+)  # fmt: skip
+#: Words that say which part or edition of a venue a paper is in, not which venue.
+_VENUE_QUALIFIERS = frozenset(
+    {
+        "extended", "abstracts", "companion", "adjunct", "findings", "volume", "vol", "papers",
+        "paper", "long", "short", "posters", "poster", "demos", "demo", "demonstrations",
+        "track", "main", "supplement", "supplementary", "workshops", "conferences", "symposia",
+    }
+)  # fmt: skip
+#: Words that make a name the name of an event or of its proceedings: only such
+#: a name carries an acronym as an all-capital word (``CHI Conference on ...``);
+#: a journal's capitals are its name (``JAMA`` is not ``JAMA Network Open``).
+_VENUE_EVENTS = frozenset(
+    {
+        "proceedings", "proc", "conference", "conf", "symposium", "symp", "workshop",
+        "workshops", "meeting", "congress", "colloquium", "findings", "companion", "abstracts",
+    }
+)  # fmt: skip
+#: Ordinals written as words (``Thirty-Third``); numerals are numbers already.
+_ORDINAL_WORDS = frozenset(
+    {
+        "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+        "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth",
+        "seventeenth", "eighteenth", "nineteenth", "twentieth", "thirtieth", "fortieth",
+        "fiftieth", "sixtieth", "seventieth", "eightieth", "ninetieth",
+    }
+)  # fmt: skip
+#: The only stopwords that give acronyms letters: Principles *of* Programming
+#: Languages, Symposium *on* Usable Privacy and Security, File *and* Storage
+#: Technologies, European Symposium on Research *in* Computer Security.
+_ACRONYM_STOPWORDS = frozenset({"of", "on", "and", "in"})
+_ORDINAL_ENDINGS = frozenset({"st", "nd", "rd", "th"})
+_ORDINAL_TENS = frozenset({"twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty"})
+#: A core of fewer letters keeps the publisher and generic words it was read without.
+_CORE_MIN_LETTERS = 3
+#: The most letters one word gives an acronym (``Neur`` of NeurIPS, ``Stats`` of AISTATS).
+_ACRONYM_LETTERS_PER_WORD = 5
 
-def _venue_tokens(text: str) -> tuple[str, ...]:
-    words = tuple(normalize_text(text).split())
+#: The exceptions to the venue rules, as data: venues whose short name is not
+#: derived from their long one (``CHI``, ``WWW`` for "The Web Conference"), and
+#: conferences whose papers OpenAlex files under a journal (the PACM journals,
+#: *ACM Transactions on Graphics*). One row per venue, each name normalized as
+#: venue names are (stopwords and numbers left out). A one-word name is an
+#: acronym: it counts when it is the whole venue or an acronym the other name
+#: carries; a longer name counts wherever it stands, and where names of several
+#: rows stand in one venue, the longest says which row it is (NAACL's name holds
+#: ACL's). A row is added only for a real venue, with a test of it both ways.
+VENUE_NAMES: tuple[tuple[str, ...], ...] = (
+    ("neurips", "nips", "neural information processing systems"),
+    ("icml", "international conference on machine learning"),
+    ("iclr", "learning representations"),
+    ("cvpr", "computer vision and pattern recognition"),
+    ("iccv", "international conference on computer vision"),
+    ("eccv", "european computer vision"),
+    ("acl", "association for computational linguistics"),
+    # OpenAlex cuts NAACL 2019's name to "Proceedings of the 2019 Conference of the North".
+    ("naacl", "north american chapter of association for computational linguistics",
+     "conference of the north"),
+    ("emnlp", "empirical methods in natural language processing"),
+    ("aaai", "aaai artificial intelligence"),
+    ("ijcai", "joint artificial intelligence"),
+    ("aistats", "artificial intelligence and statistics"),
+    ("kdd", "knowledge discovery and data mining"),
+    ("sdm", "siam international conference on data mining"),
+    ("sigir", "research and development in information retrieval"),
+    ("www", "thewebconf", "webconf", "world wide web", "web conference"),
+    ("chi", "human factors in computing systems"),
+    ("cscw", "computer supported cooperative work",
+     "proceedings acm on human computer interaction"),
+    ("ubicomp", "imwut", "ubiquitous computing",
+     "proceedings acm on interactive mobile wearable and ubiquitous technologies"),
+    ("eurosys", "european conference on computer systems"),
+    ("mobicom", "mobile computing and networking"),
+    ("micro", "microarchitecture"),
+    ("mobisys", "mobile systems applications and services"),
+    ("sensys", "embedded networked sensor systems"),
+    ("hotnets", "hot topics in networks"),
+    ("hotos", "hot topics in operating systems"),
+    ("sc", "high performance computing networking storage and analysis"),
+    ("hpdc", "high performance parallel and distributed computing"),
+    ("mm", "multimedia"),
+    ("sigcse", "technical symposium on computer science education"),
+    ("sp", "oakland", "symposium on security and privacy"),
+    ("sigmod", "management of data"),
+    ("cidr", "innovative data systems research"),
+    ("edbt", "extending database technology"),
+    ("sigcomm", "applications technologies architectures and protocols for computer communication"),
+    ("sigmetrics", "measurement and modeling of computer systems",
+     "proceedings acm on measurement and analysis of computing systems"),
+    ("siggraph", "acm transactions on graphics"),
+    ("pvldb", "vldb", "very large data bases", "vldb endowment"),
+    ("pldi", "programming language design and implementation",
+     "proceedings acm on programming languages"),
+    ("popl", "principles of programming languages", "proceedings acm on programming languages"),
+    ("oopsla", "splash", "object oriented programming systems languages and applications",
+     "proceedings acm on programming languages"),
+    ("icfp", "functional programming", "proceedings acm on programming languages"),
+    ("fse", "foundations of software engineering", "proceedings acm on software engineering"),
+    ("conext", "emerging networking experiments and technologies",
+     "proceedings acm on networking"),
+    ("popets", "pets", "privacy enhancing technologies"),
+    ("pnas", "national academy of sciences"),
+    ("nejm", "new england journal of medicine", "n engl j med"),
+    ("jama", "journal of american medical association"),
+    ("bmj", "british medical journal"),
+    ("jmlr", "journal of machine learning research"),
+    ("tpami", "ieee transactions pattern analysis and machine intelligence"),
+)  # fmt: skip
+
+_PARENTHESES = re.compile(r"\(([^()]*)\)")
+#: ``'23`` and ``CHI'23``: a year written with an apostrophe.
+_SHORT_YEAR = re.compile(r"['\u2018\u2019`]\d{2}(?!\d)")
+_FULL_YEAR = re.compile(r"(?<![\w.])(?:19|20)\d{2}(?!\d)")
+#: Where a co-located venue names its host (``SOUPS @ USENIX Security Symposium``).
+_COLOCATED = re.compile(r"\s*@\s*|\bco-?located\s+with\b", re.IGNORECASE)
+#: A label before a colon (``CCS '19: Proceedings of the 2019 ACM SIGSAC ...``).
+_LABEL = re.compile(r"^\s*([^:]{1,60}?)\s*:\s*(\S.*)$", re.DOTALL)
+#: A word as written, for telling acronyms apart (``S&P`` is one word).
+_RAW_WORD = re.compile(r"[^\W_](?:[\w&]*[^\W_])?")
+#: Where a name's head ends and what qualifies it begins.
+_HEAD_END = re.compile(r"\s*(?::|,|;|\.\s|\s[-\u2013\u2014]\s)")
+_ACRONYM_SEPARATORS = re.compile(r"[\s/\-\u2010-\u2015,;:.]+")
+
+
+def _without_suffix(words: tuple[str, ...]) -> tuple[str, ...]:
     for suffix in _VENUE_SUFFIXES:
         if len(words) > len(suffix) and words[-len(suffix) :] == suffix:
-            words = words[: -len(suffix)]
-            break
+            return words[: -len(suffix)]
+    return words
+
+
+def _venue_tokens(text: str) -> tuple[str, ...]:
+    words = _without_suffix(tuple(normalize_text(text).split()))
     return tuple(
         token for token in words if token not in _VENUE_STOPWORDS and not _NUMBER.match(token)
     )
+
+
+def _acronym_like(word: str) -> bool:
+    """An all-capital word (``CHI``, ``S&P``) or a capitalized one with inner capitals."""
+    letters = [char for char in word if char.isalpha()]
+    capitals = sum(char.isupper() for char in letters)
+    return len(letters) >= 2 and capitals >= 2 and (capitals == len(letters) or word[0].isupper())
+
+
+def _acronym_key(word: str) -> str:
+    """``S&P`` is ``sp``, ``NeurIPS`` is ``neurips``: an acronym's letters, folded."""
+    return normalize_text(word.replace("&", "")).replace(" ", "")
+
+
+def _optional(token: str) -> bool:
+    """A word that does not name a venue: an acronym may take a letter from it or leave it out."""
+    return (
+        token in _VENUE_STOPWORDS
+        or token in _VENUE_GENERIC
+        or token in _VENUE_PUBLISHERS
+        or token in _VENUE_SIGS
+        or token in _VENUE_QUALIFIERS
+    )
+
+
+def _silent(token: str) -> bool:
+    """A word that gives an acronym no letter.
+
+    A publisher or SIG (``ACM`` is not the A of ASE), or a stopword other than
+    *of*, *on*, *and* and *in* (POPL, SOUPS, FAST, ESORICS).
+    """
+    return (
+        token in _VENUE_PUBLISHERS
+        or token in _VENUE_SIGS
+        or (token in _VENUE_STOPWORDS and token not in _ACRONYM_STOPWORDS)
+    )
+
+
+def _dated(token: str) -> bool:
+    """A number, an ordinal or an ordinal's ending (``28th`` reads as ``28 th``)."""
+    return (
+        bool(_NUMBER.match(token))
+        or token in _ORDINAL_WORDS
+        or token in _ORDINAL_TENS
+        or token in _ORDINAL_ENDINGS
+    )
+
+
+def _with_sig_variants(keys: set[str]) -> frozenset[str]:
+    """``SIGKDD`` stands for ``KDD`` too: a SIG's acronym is also its conference's."""
+    return frozenset(keys | {key[3:] for key in keys if key in _VENUE_SIGS and len(key) > 5})
+
+
+@dataclass(frozen=True, slots=True)
+class _Venue:
+    """One venue name as the rules read it (:func:`venues_disagree`)."""
+
+    #: Normalized words without stopwords, numbers, years, ordinals and parentheses.
+    plain: tuple[str, ...]
+    #: :attr:`plain` without publishers, SIGs, generic words and qualifiers
+    #: (:attr:`plain` itself when nothing else is left).
+    core: tuple[str, ...]
+    #: The normalized words in order, stopwords included: what acronyms derive from.
+    words: tuple[str, ...]
+    #: Per word of :attr:`words`: whether an acronym may leave it out (a stopword,
+    #: publisher, SIG, generic word, qualifier, or an acronym the name is written with).
+    optional: tuple[bool, ...]
+    #: Per word of :attr:`words`: whether it gives an acronym no letter (:func:`_silent`).
+    silent: tuple[bool, ...]
+    #: The publishers the name names (``acm``, ``ieee``, ``usenix``...).
+    publishers: frozenset[str]
+    #: The acronyms the name is written as, when it is nothing but acronyms and
+    #: words that do not name a venue (``Proc. CHI '23``, ``IEEE S&P``); else empty.
+    acronyms: frozenset[str]
+    #: Acronyms the name carries: in parentheses, or as all-capital words of
+    #: an event's name (``CHI Conference on ...``, ``ACM SIGKDD Conference``).
+    carried: frozenset[str]
+    #: The acronyms in parentheses alone: the name's own word on what it is called.
+    bracketed: frozenset[str]
+    #: The cores of the name cut at each ``:``, ``,`` or ``. `` (``Physical review.
+    #: D. Particles, fields ...`` is also ``Physical review. D``).
+    heads: tuple[tuple[str, ...], ...]
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_venue(text: str) -> _Venue:
+    text = _HTML_TAG.sub(" ", html.unescape(unicodedata.normalize("NFKC", text)))
+    text = _FULL_YEAR.sub(" ", _SHORT_YEAR.sub(" ", text))
+    carried: set[str] = set()
+    for inside in _PARENTHESES.findall(text):
+        carried.update(
+            _acronym_key(word) for word in _ACRONYM_SEPARATORS.split(inside) if _acronym_like(word)
+        )
+    bracketed = frozenset(carried - _VENUE_PUBLISHERS)
+    # What parentheses hold is an acronym, a place or a volume: never what names the venue.
+    outside = _PARENTHESES.sub(" ", text)
+    words, plain, core = _words_of(outside)
+    written: set[str] = set()
+    names_more = False
+    whole_words = outside.split()
+    shouting = not any(char.islower() for char in outside)
+    for whole in whole_words:
+        for word in _RAW_WORD.findall(_ACRONYM_SEPARATORS.sub(" ", whole)):
+            key = _acronym_key(word)
+            if not key or _dated(key) or key in _VENUE_PUBLISHERS:
+                continue
+            if _acronym_like(word) and not (
+                shouting and key not in _VENUE_SIGS and len(whole_words) > 2
+            ):
+                written.add(key)
+            elif any(not _optional(token) for token in normalize_text(word).split()):
+                names_more = True
+    if any(token in _VENUE_EVENTS for token in plain):
+        carried |= written
+    acronyms: set[str] = set()
+    if written and not names_more:
+        acronyms = {key for key in written if key not in _VENUE_SIGS} or written
+    heads = tuple(_words_of(outside[: match.start()])[2] for match in _HEAD_END.finditer(outside))
+    return _Venue(
+        plain=plain,
+        core=core,
+        words=words,
+        optional=tuple(_optional(word) or word in written for word in words),
+        silent=tuple(_silent(word) for word in words),
+        publishers=frozenset(word for word in words if word in _VENUE_PUBLISHERS),
+        acronyms=_with_sig_variants(acronyms),
+        carried=_with_sig_variants(carried - _VENUE_PUBLISHERS),
+        bracketed=_with_sig_variants(set(bracketed)),
+        heads=tuple(head for head in heads if head),
+    )
+
+
+def _words_of(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """A name's words (without years, numbers, ordinals), its plain words and its core."""
+    words = _without_suffix(tuple(normalize_text(text).split()))
+    words = tuple(token for token in words if not _dated(token))
+    if words[:1] == ("advances",):
+        # "Advances in ..." says what kind of volume; "Science Advances" is a journal's name.
+        words = words[1:]
+    plain = tuple(token for token in words if token not in _VENUE_STOPWORDS)
+    core = tuple(token for token in plain if not _optional(token))
+    if sum(len(token) for token in core) < _CORE_MIN_LETTERS:
+        # "J. ACM" is not just "J": what little is left keeps its publisher.
+        core = plain
+    return words, plain, core
+
+
+def _alternatives(text: str) -> list[str]:
+    """The names one venue string gives.
+
+    An acronym and the full name it labels (``ICSE '22: Proceedings of the 44th
+    International Conference on Software Engineering``, as ACM exports them), a
+    co-located venue and its host (``SOUPS @ USENIX Security``), or the two
+    spellings OpenAlex joins with ``/`` (``Physical review. B./Physical review. B``).
+    """
+    names: list[str] = []
+    labelled = _LABEL.match(text)
+    if labelled is not None and all(
+        _acronym_like(word) or not _read_venue(word).plain for word in labelled.group(1).split()
+    ):
+        # ACM's "ICSE '22: Proceedings of the 44th International Conference on ...".
+        return [labelled.group(1), labelled.group(2)]
+    for part in _COLOCATED.split(text):
+        pieces = part.split("/")
+        if len(pieces) > 1 and all(len(_read_venue(piece).core) >= 2 for piece in pieces):
+            names.extend(pieces)
+        else:
+            names.append(part)
+    return [name for name in names if name.strip()] or [text]
+
+
+def _derives(acronym: str, venue: _Venue) -> bool:
+    """Whether *acronym* is made from the words of *venue*, in order.
+
+    Every word that names the venue gives it at least one letter; a word that
+    does not (``of``, ``Conference``, an acronym the name is written with) may
+    give letters or none, and a publisher or SIG (``ACM``, ``SIGSAC``) none. A
+    word gives a beginning of itself of at most :data:`_ACRONYM_LETTERS_PER_WORD`
+    letters (``Neur`` of Neural), and at least two words give letters.
+    """
+    words, optional, silent = venue.words, venue.optional, venue.silent
+    if len(acronym) < 2 or not acronym.isalpha() or len(words) > 24:
+        return False
+
+    @functools.cache
+    def rest(at: int, word: int, used: int) -> bool:
+        if word == len(words):
+            return at == len(acronym) and used >= 2
+        if optional[word] and rest(at, word + 1, used):
+            return True
+        if silent[word]:
+            return False
+        longest = min(_ACRONYM_LETTERS_PER_WORD, len(acronym) - at)
+        return any(
+            words[word].startswith(acronym[at : at + size])
+            and rest(at + size, word + 1, min(used + 1, 2))
+            for size in range(1, longest + 1)
+        )
+
+    return rest(0, 0, 0)
+
+
+@functools.cache
+def _table() -> tuple[tuple[int, tuple[str, ...]], ...]:
+    return tuple(
+        (row, _venue_tokens(name)) for row, names in enumerate(VENUE_NAMES) for name in names
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _rows(venue: _Venue) -> frozenset[int]:
+    """The rows of :data:`VENUE_NAMES` that *venue* names, by its longest matching name.
+
+    A name with an acronym in parentheses is known by that acronym alone: the
+    "International Conference on Machine Learning and Applications (ICMLA)" is
+    not ICML for holding "machine learning".
+    """
+    best, rows = 0, set[int]()
+    for row, name in _table():
+        if len(name) == 1:
+            (acronym,) = name
+            hit = acronym in venue.acronyms or acronym in venue.carried or venue.core == name
+        else:
+            hit = not venue.bracketed and _contains(venue.plain, name)
+        if hit and len(name) >= best:
+            if len(name) > best:
+                best, rows = len(name), set()
+            rows.add(row)
+    return frozenset(rows)
 
 
 def _abbreviates_word(short: str, long: str) -> bool:
@@ -351,15 +729,6 @@ def _preprint_server(tokens: tuple[str, ...]) -> tuple[str, ...] | None:
     return None
 
 
-def _alias_group(tokens: tuple[str, ...]) -> int | None:
-    for number, names in enumerate(_VENUE_ALIASES):
-        for name in names:
-            alias = _venue_tokens(name)
-            if alias and (_contains(tokens, alias) if len(alias) > 1 else alias[0] in tokens):
-                return number
-    return None
-
-
 def _abbreviates(short: tuple[str, ...], full: tuple[str, ...]) -> bool:
     """Word by word, each word of *short* abbreviates the word of *full* (ISO 4 style)."""
     return len(short) == len(full) and all(
@@ -372,20 +741,77 @@ def _initials(short: tuple[str, ...], full: tuple[str, ...]) -> bool:
     return len(short) == 1 and len(full) >= 2 and short[0] == "".join(word[0] for word in full)
 
 
+def _acronyms_agree(acronyms: frozenset[str], other: _Venue) -> bool:
+    """One of *acronyms* is one *other* carries or is written as, or derives from its words.
+
+    A name with an acronym in parentheses has said what it is called: only
+    that acronym agrees (or it with the ``W`` of its workshops: ``CVPRW``).
+    """
+    if other.bracketed:
+        return any(
+            acronym in other.bracketed
+            or acronym + "w" in other.bracketed
+            or acronym in other.acronyms
+            for acronym in acronyms
+        )
+    return any(
+        acronym in other.carried or acronym in other.acronyms or _derives(acronym, other)
+        for acronym in acronyms
+    )
+
+
+def _names_agree(ours: _Venue, theirs: _Venue) -> bool:
+    if ours.plain == theirs.plain or ours.core == theirs.core:
+        return True
+    for short, full in ((ours, theirs), (theirs, ours)):
+        if short.acronyms:
+            # An acronym is compared as one, never as an abbreviated word (CCS is
+            # not "Communications").
+            if _acronyms_agree(short.acronyms, full):
+                return True
+            continue
+        if _abbreviates(short.core, full.core) or _abbreviates(short.plain, full.plain):
+            return True
+        if _initials(short.core, full.core):
+            return True
+        if any(short.core == head or _abbreviates(short.core, head) for head in full.heads):
+            return True
+    if _rows(ours) & _rows(theirs):
+        return True
+    if ours.publishers and theirs.publishers and not ours.publishers & theirs.publishers:
+        # Near names of two publishers' venues are two venues: IEEE Transactions on
+        # Software Engineering is not ACM Transactions on Software Engineering and Methodology.
+        return False
+    for short, full in ((ours, theirs), (theirs, ours)):
+        if len(short.core) >= _MAIN_TITLE_MIN_WORDS and _contains(full.core, short.core):
+            return True
+    from rapidfuzz import fuzz  # noqa: PLC0415 - as in title_score
+
+    return fuzz.ratio(" ".join(ours.core), " ".join(theirs.core)) >= VENUE_FUZZY_SCORE
+
+
 def venues_disagree(reference_venue: str, work_venue: str) -> bool:
     """Whether two venue names clearly name different venues.
 
-    An OpenAlex venue that is a collection, a book series or an index
-    (``Springer eBooks``, ``Lecture Notes in Computer Science``, ``DOAJ``,
-    ``PubMed``...) is not compared. A preprint server against anything that
-    is not one (or against another server) is a disagreement. Otherwise the
-    names agree (and nothing is listed) when, after normalization without
-    stopwords and numbers: they are equal; they
-    are equal without generic words (``proceedings``, ``conference``...);
-    one is a word-by-word abbreviation of the other; one is the initials of
-    the other; both belong to the same known alias group (``NeurIPS``); one
-    contains the other and the contained one has three words or more; or
-    they score at least :data:`VENUE_FUZZY_SCORE`. Anything else disagrees.
+    An OpenAlex venue that is a collection, a book series, a series of
+    proceedings, a repository, a SIG newsletter or an index (``Springer
+    eBooks``, ``Lecture Notes in Computer Science``, ``CEUR Workshop
+    Proceedings``, ``Zenodo``, ``ACM SIGPLAN Notices``, ``DOAJ``...) is not
+    compared, nor is a name that says nothing of which venue it is
+    (``Proceedings``). A preprint server against anything that is not one (or
+    against another server) is a disagreement. Otherwise each name is read
+    without years, ``'23``, ordinals and parentheses, its core also without
+    publishers and SIGs, generic words and qualifiers (:class:`_Venue`), and
+    the names agree when: they or their cores are equal; one is written as
+    acronyms and one of them is an acronym the other carries or derives from
+    its words (:func:`_acronyms_agree`); one core abbreviates the other word
+    by word, or the other's part before a ``:``, ``,`` or ``. ``; one core is
+    the initials of the other; both name one row of :data:`VENUE_NAMES`; or,
+    unless they name different publishers, one core of three words or more
+    stands in the other or the cores score at least :data:`VENUE_FUZZY_SCORE`.
+    A label and its name (``ICSE '22: Proceedings of ...``), a co-located venue
+    and its host (``SOUPS @ USENIX Security``) and OpenAlex's two spellings
+    joined by ``/`` agree by either. Anything else disagrees.
     """
     ours, theirs = _venue_tokens(reference_venue), _venue_tokens(work_venue)
     if not ours or not theirs or any(_contains(theirs, name) for name in _NOT_A_VENUE):
@@ -393,23 +819,17 @@ def venues_disagree(reference_venue: str, work_venue: str) -> bool:
     our_server, their_server = _preprint_server(ours), _preprint_server(theirs)
     if our_server is not None or their_server is not None:
         return our_server != their_server
-    if ours == theirs:
-        return False
-    our_core = tuple(token for token in ours if token not in _VENUE_GENERIC) or ours
-    their_core = tuple(token for token in theirs if token not in _VENUE_GENERIC) or theirs
-    if our_core == their_core:
-        return False
-    for short, full in ((our_core, their_core), (their_core, our_core)):
-        if _abbreviates(short, full) or _initials(short, full):
-            return False
-        if len(short) >= _MAIN_TITLE_MIN_WORDS and _contains(full, short):
-            return False
-    group = _alias_group(ours)
-    if group is not None and group == _alias_group(theirs):
-        return False
-    from rapidfuzz import fuzz  # noqa: PLC0415 - as in title_score
+    readings = [
+        (_read_venue(our_name), _read_venue(their_name))
+        for our_name in _alternatives(reference_venue)
+        for their_name in _alternatives(work_venue)
+    ]
+    return not any(_vague(a) or _vague(b) or _names_agree(a, b) for a, b in readings)
 
-    return fuzz.ratio(" ".join(our_core), " ".join(their_core)) < VENUE_FUZZY_SCORE
+
+def _vague(venue: _Venue) -> bool:
+    """A name with nothing that says which venue it is (``Proceedings``, ``IEEE Conference``)."""
+    return not venue.acronyms and not venue.carried and all(_optional(t) for t in venue.plain)
 
 
 # ---------------------------------------------------------------- decision
