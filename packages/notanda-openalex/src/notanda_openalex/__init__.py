@@ -26,6 +26,15 @@ if TYPE_CHECKING:
         ReferenceCheck,
         UncheckedReason,
     )
+    from ._citations import (
+        MAX_CITATION_BYTES,
+        CitationError,
+        CitationReason,
+        Citations,
+        CitationSource,
+        citation_source,
+        read_citations,
+    )
     from ._client import BODY_CEILING_BYTES, DEFAULT_USER_AGENT, ENDPOINT, OpenAlexClient
     from ._clock import Clock, SystemClock
     from ._config import load_core_config
@@ -58,6 +67,7 @@ if TYPE_CHECKING:
         ReferenceFormat,
         UnparsedReason,
         parse_references,
+        read_bibliography,
     )
     from ._result import SearchFailure, SearchResult
     from ._secrets import SECRET_NAMES
@@ -138,6 +148,14 @@ _EXPORTS = {
     "Work": "._works",
     "load_core_config": "._config",
     "parse_references": "._references",
+    "read_bibliography": "._references",
+    "read_citations": "._citations",
+    "citation_source": "._citations",
+    "MAX_CITATION_BYTES": "._citations",
+    "CitationError": "._citations",
+    "CitationReason": "._citations",
+    "CitationSource": "._citations",
+    "Citations": "._citations",
     "prepare_search": "._query",
     "supplied_record": "._query",
 }
@@ -152,6 +170,7 @@ __all__ = [
     "DEFAULT_USER_AGENT",
     "ENDPOINT",
     "MAX_CHECK_CONCURRENCY",
+    "MAX_CITATION_BYTES",
     "MAX_DOIS_PER_REQUEST",
     "MAX_LIMIT",
     "MAX_QUERY_LENGTH",
@@ -170,6 +189,10 @@ __all__ = [
     "Capture",
     "CheckAttempt",
     "CheckedReference",
+    "CitationError",
+    "CitationReason",
+    "CitationSource",
+    "Citations",
     "Clock",
     "ConfigProblem",
     "ConfigurationDetail",
@@ -200,9 +223,12 @@ __all__ = [
     "Verdict",
     "Work",
     "__version__",
+    "citation_source",
     "load_core_config",
     "parse_references",
     "prepare_search",
+    "read_bibliography",
+    "read_citations",
     "supplied_record",
 ]
 

@@ -39,6 +39,7 @@ __all__ = [
     "ReferenceFormat",
     "UnparsedReason",
     "parse_references",
+    "read_bibliography",
 ]
 
 #: The DataCite prefix under which arXiv registers a DOI for every preprint.
@@ -240,13 +241,44 @@ def parse_references(text: str, format: str = "auto") -> ParsedReferences:
         raise ReferenceInputError("text", InputReason.TOO_LONG, limit=MAX_REFERENCES_BYTES)
     if not text.strip():
         raise ReferenceInputError("text", InputReason.EMPTY)
+    return _read_all(text, chosen, MAX_REFERENCES)
+
+
+def read_bibliography(text: str, format: str = "auto") -> ParsedReferences:
+    """Read a whole bibliography file, of any size and any number of entries.
+
+    The same reading as :func:`parse_references` (macros and the rest are
+    file-wide), without its limits of one tool call: the caller checks the
+    result in parts (``notanda-mcp check-references``). It is linear in the
+    size of *text*; the caller bounds what it reads.
+
+    Raises:
+        ReferenceInputError: ``text`` is not a string or is blank, or the
+            format is unknown.
+    """
+    if not isinstance(format, str):
+        raise ReferenceInputError("format", InputReason.NOT_A_STRING)
+    try:
+        chosen = ReferenceFormat(format)
+    except ValueError:
+        raise ReferenceInputError("format", InputReason.INVALID_VALUE) from None
+    if not isinstance(text, str):
+        raise ReferenceInputError("text", InputReason.NOT_A_STRING)
+    text = replace_lone_surrogates(text)
+    if not text.strip():
+        raise ReferenceInputError("text", InputReason.EMPTY)
+    return _read_all(text, chosen, None)
+
+
+def _read_all(text: str, chosen: ReferenceFormat, most: int | None) -> ParsedReferences:
+    """Detect the format when asked, read every entry, and number them (at most *most*)."""
     detected = chosen is ReferenceFormat.AUTO
     if detected:
         chosen = detect_format(text)
-    entries = _READERS[chosen](text)
+    entries = _READERS[chosen](text, most)
     if not entries:
         entries = [_unparsed(text.strip(), UnparsedReason.NO_REFERENCE_FOUND)]
-    _check_count(len(entries))
+    _check_count(len(entries), most)
     references = tuple(_numbered(position, entry) for position, entry in enumerate(entries))
     return ParsedReferences(format=chosen, detected=detected, references=references)
 
@@ -255,9 +287,9 @@ _BIBTEX_START = re.compile(r"^[ \t]*@[ \t]*[A-Za-z]+[ \t]*[{(]", re.MULTILINE)
 _RIS_START = re.compile(r"^[ \t]*TY  -", re.MULTILINE)
 
 
-def _check_count(count: int) -> None:
-    """Refuse more entries than one call reads (readers call it before the costly part)."""
-    if count > MAX_REFERENCES:
+def _check_count(count: int, most: int | None = MAX_REFERENCES) -> None:
+    """Refuse more than *most* entries (readers call it before the costly part); None: any."""
+    if most is not None and count > most:
         raise ReferenceInputError("text", InputReason.TOO_MANY, limit=MAX_REFERENCES)
 
 
@@ -481,14 +513,16 @@ def _latex_to_text(value: str) -> str:
     return value.replace("{", "").replace("}", "")
 
 
-def _read_bibtex(text: str) -> list[Reference]:
+def _read_bibtex(text: str, most: int | None = MAX_REFERENCES) -> list[Reference]:
     # The documented entry point; bibtexparser re-exports it without __all__.
     library = bibtexparser.parse_string(text, parse_stack=[])  # type: ignore[attr-defined]
     macros = dict(_MONTHS)
     for string in library.strings:
         macros[string.key.lower()] = _bibtex_value(string.value, macros)
     entries: list[Reference] = []
-    _check_count(sum(isinstance(b, model.Entry | model.ParsingFailedBlock) for b in library.blocks))
+    _check_count(
+        sum(isinstance(b, model.Entry | model.ParsingFailedBlock) for b in library.blocks), most
+    )
     for found in library.blocks:
         block = found
         # A repeated key is still a citation to check; only the key is shared.
@@ -598,10 +632,10 @@ def _ris_records(text: str) -> Iterator[tuple[str, bool]]:
         yield "\n".join(current), True
 
 
-def _read_ris(text: str) -> list[Reference]:
+def _read_ris(text: str, most: int | None = MAX_REFERENCES) -> list[Reference]:
     entries: list[Reference] = []
     chunks = list(_ris_records(text))
-    _check_count(len(chunks))
+    _check_count(len(chunks), most)
     for chunk, is_record in chunks:
         if not is_record:
             entries.append(_unparsed(chunk.strip(), UnparsedReason.RIS_OUTSIDE_RECORD))
@@ -676,7 +710,7 @@ def _ris_entry(raw: str, record: Mapping[str, Any]) -> Reference:
 # ------------------------------------------------------------------ CSL-JSON
 
 
-def _read_csl_json(text: str) -> list[Reference]:
+def _read_csl_json(text: str, most: int | None = MAX_REFERENCES) -> list[Reference]:
     # The C parser raises RecursionError (never overflows the stack) on deep
     # nesting; notanda-openalex cannot import the evidence package's depth
     # guard, and nothing below walks the parsed value recursively.
@@ -691,7 +725,7 @@ def _read_csl_json(text: str) -> list[Reference]:
     if not isinstance(data, list):
         return [_unparsed(text.strip(), UnparsedReason.CSL_NOT_A_LIST)]
     entries: list[Reference] = []
-    _check_count(len(data))
+    _check_count(len(data), most)
     for item in data:
         raw = _json_text(item)
         if not isinstance(item, dict):
@@ -843,9 +877,9 @@ _VOL_ISSUE_PAGES = (
 )
 
 
-def _read_text(text: str) -> list[Reference]:
+def _read_text(text: str, most: int | None = MAX_REFERENCES) -> list[Reference]:
     blocks = text_blocks(text)
-    _check_count(len(blocks))
+    _check_count(len(blocks), most)
     return [_text_entry(block) for block in blocks]
 
 
