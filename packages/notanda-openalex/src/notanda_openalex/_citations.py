@@ -1,8 +1,8 @@
-"""Which entries a manuscript cites: the citation keys of ``.aux``, ``.bcf``, LaTeX and Markdown.
+r"""Which entries a manuscript cites: the citation keys of ``.aux``, ``.bcf``, LaTeX and Markdown.
 
 Pure readers, no I/O: each takes the text of one file and returns the keys it
 cites, in order of first citation, once each, and whether it cites every
-entry (``\\citation{*}``, ``\\nocite{*}``, Pandoc's ``@*``). They are total and
+entry (``\citation{*}``, ``\nocite{*}``, Pandoc's ``@*``). They are total and
 linear in the size of their input: no backtracking pattern, no nested scan
 that restarts, every argument bounded (:data:`MAX_ARGUMENT_CHARS`), the input
 itself bounded (:data:`MAX_CITATION_BYTES`). The rules are documented in
@@ -12,11 +12,12 @@ itself bounded (:data:`MAX_CITATION_BYTES`). The rules are documented in
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import PurePath
+from typing import Any
+from xml.etree import ElementTree
 
 __all__ = [
     "MAX_CITATION_BYTES",
@@ -143,7 +144,9 @@ def _split_keys(argument: str) -> list[str]:
 
 # ------------------------------------------------------------------ .aux
 
-_AUX_CITATION = re.compile(r"\\(?:citation|abx@aux@cite)\{((?:[^{}\n]{0,4096}\}\{)?[^{}\n]{0,4096})\}")
+_AUX_CITATION = re.compile(
+    r"\\(?:citation|abx@aux@cite)\{((?:[^{}\n]{0,4096}\}\{)?[^{}\n]{0,4096})\}"
+)
 
 
 def _aux_keys(text: str) -> Iterable[str]:
@@ -163,7 +166,9 @@ def _bcf_keys(text: str) -> Iterable[str]:
     # before the parser sees it (expat would otherwise define entities).
     if "<!DOCTYPE" in text or "<!ENTITY" in text:
         raise CitationError(CitationReason.XML_DOCTYPE, "a .bcf has no document type declaration")
-    parser = ElementTree.XMLPullParser(events=("end",))
+    parser: ElementTree.XMLPullParser[ElementTree.Element] = ElementTree.XMLPullParser(
+        events=("end",)
+    )
     keys: list[str] = []
     try:
         step = 1 << 16
@@ -177,9 +182,11 @@ def _bcf_keys(text: str) -> Iterable[str]:
     return keys
 
 
-def _citekeys(parser: ElementTree.XMLPullParser) -> list[str]:
+def _citekeys(parser: ElementTree.XMLPullParser[ElementTree.Element]) -> list[str]:
     keys = []
-    for _, element in parser.read_events():
+    # With events=("end",) each event is ("end", element); typeshed's union is wider.
+    events: Iterable[Any] = parser.read_events()
+    for _, element in events:
         if isinstance(element, ElementTree.Element) and (
             element.tag == "citekey" or element.tag.endswith("}citekey")
         ):
@@ -238,9 +245,10 @@ _CLOSERS = {"[": "]", "(": ")", "{": "}"}
 
 
 def _uncommented(text: str) -> str:
-    """*text* with every ``%`` comment removed (to the end of its line); ``\\%`` is kept."""
+    r"""*text* with every ``%`` comment removed (to the end of its line); ``\%`` is kept."""
     lines = []
-    for line in text.split("\n"):
+    for written in text.split("\n"):
+        line = written
         at = line.find("%")
         while at != -1:
             before = at
@@ -342,8 +350,8 @@ _TRAILING_PUNCTUATION = ":.#$%&+?<>~/-"
 
 def _markdown_keys(text: str) -> Iterable[str]:
     fence: str | None = None
-    for line in text.split("\n"):
-        opened = _FENCE.match(line)
+    for written in text.split("\n"):
+        opened = _FENCE.match(written)
         if fence is not None:
             if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
                 fence = None
@@ -351,7 +359,7 @@ def _markdown_keys(text: str) -> Iterable[str]:
         if opened:
             fence = opened.group(1)
             continue
-        line = _AUTOLINK.sub(" ", _CODE_SPAN.sub(" ", line))
+        line = _AUTOLINK.sub(" ", _CODE_SPAN.sub(" ", written))
         for match in _PANDOC_KEY.finditer(line):
             braced, star, bare = match.groups()
             if star:
