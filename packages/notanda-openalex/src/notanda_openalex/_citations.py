@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import PurePath
 from typing import Any
+
+from ._errors import ErrorCode, OpenAlexError
 from xml.etree import ElementTree
 
 __all__ = [
@@ -62,8 +64,13 @@ class CitationReason(StrEnum):
     XML_DOCTYPE = "xml_doctype"
 
 
-class CitationError(ValueError):
-    """A file that cannot be read for its citations; ``reason`` says why."""
+class CitationError(OpenAlexError):
+    """A file that cannot be read for its citations; ``reason`` says why.
+
+    Its code is ``invalid_arguments``: the file given is the argument at fault.
+    """
+
+    code = ErrorCode.INVALID_ARGUMENTS
 
     def __init__(self, reason: CitationReason, detail: str | None = None) -> None:
         super().__init__(reason.value if detail is None else f"{reason.value}: {detail}")
@@ -262,11 +269,13 @@ def _uncommented(text: str) -> str:
     return "\n".join(lines)
 
 
-def _group(text: str, start: int) -> int:
-    """The end (one past the closer) of the group opening at *start*, or -1 when unclosed.
+def _group(text: str, start: int) -> tuple[bool, int]:
+    """Whether the group opening at *start* closes, and where the scan ended.
 
-    Braces nest inside any group; the scan stops at :data:`MAX_ARGUMENT_CHARS`
-    and at a blank line, so an unclosed argument costs a bounded look.
+    Closed: one past the closer. Unclosed: where the scan gave up, and the
+    reader goes on from there (never back), so that the whole text is read
+    in one pass. Braces nest inside any group; the scan stops at
+    :data:`MAX_ARGUMENT_CHARS` and at a blank line.
     """
     closer = _CLOSERS[text[start]]
     depth = 0
@@ -281,14 +290,14 @@ def _group(text: str, start: int) -> int:
             depth += 1
         elif char == "}":
             if depth == 0:
-                return position + 1 if closer == "}" else -1
+                return closer == "}", position + 1
             depth -= 1
         elif char == closer and depth == 0:
-            return position + 1
+            return True, position + 1
         elif char == "\n" and text.startswith("\n", position + 1):
-            return -1
+            return False, position
         position += 1
-    return -1
+    return False, min(position, len(text))
 
 
 def _skip_space(text: str, position: int) -> int:
@@ -315,13 +324,14 @@ def _latex_keys(text: str) -> Iterable[str]:
             at = _skip_space(source, position)
             opener = source[at : at + 1]
             if (opener == "(" and multi) or opener == "[":
-                end = _group(source, at)
-                if end == -1:
-                    break
+                closed, end = _group(source, at)
                 position = end
+                if not closed:
+                    break
             elif opener == "{":
-                end = _group(source, at)
-                if end == -1:
+                closed, end = _group(source, at)
+                if not closed:
+                    position = end
                     break
                 yield from _split_keys(source[at + 1 : end - 1])
                 position = end
