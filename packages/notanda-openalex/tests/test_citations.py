@@ -172,11 +172,12 @@ HOSTILE = {
 def test_hostile_input_is_read_in_linear_time(kind: str, text: str) -> None:
     # About a megabyte each; a quadratic reader would take minutes.
     started = time.process_time()
-    try:
+    if kind == "bcf":
+        with pytest.raises(CitationError) as refused:
+            read_citations(text, kind)
+        assert refused.value.reason is CitationReason.MALFORMED_XML
+    else:
         read_citations(text, kind)
-    except CitationError as exc:
-        assert kind == "bcf"
-        assert exc.reason is CitationReason.MALFORMED_XML
     assert time.process_time() - started < 5.0
 
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import PurePath
 from typing import Any
+from xml.etree import ElementTree
 
 from ._errors import ErrorCode, OpenAlexError
-from xml.etree import ElementTree
 
 __all__ = [
     "MAX_CITATION_BYTES",
