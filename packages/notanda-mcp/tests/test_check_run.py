@@ -426,3 +426,30 @@ def test_provider_limit_rules() -> None:
     assert (
         _check_run.provider_limit(check(limited(5.0), budget)).stop is _check_run.StopReason.BUDGET
     )
+
+
+def test_the_tool_keeps_its_limit_and_says_how_to_check_more() -> None:
+    from notanda_mcp._schemas import CHECK_REFERENCES, TOOLS
+
+    description = TOOLS[CHECK_REFERENCES]["description"]
+    assert "(at most 100)" in description
+    assert "call this tool several times, each with at most 100 of its entries" in description
+    assert "notanda-mcp check-references FILE" in description
+
+
+def test_ctrl_c_while_reading_exits_130_without_a_record(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import notanda_openalex
+
+    def interrupted(text: str, format: str = "auto") -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(notanda_openalex, "read_bibliography", interrupted)
+    text, works = corpus(3)
+    provider = FakeOpenAlex(bibliography(works))
+    code, _, err = run(capsys, tmp_path, text, provider=provider)
+    assert code == 130
+    assert "no record made, nothing sent" in err
+    assert record_ids(tmp_path / "evidence") == []
+    assert provider.requests == []

@@ -530,6 +530,9 @@ def main(
     service = EvidenceService(root, transport=transport, env=env)
     try:
         parsed = read_bibliography(text, args.format)
+    except KeyboardInterrupt:
+        print("\ninterrupted while reading FILE: no record made, nothing sent", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except ReferenceInputError:
         # Refused as the tool refuses it, into its own record.
         reply = service.check({"references": text, "format": args.format}, Caller())
