@@ -242,6 +242,14 @@ def test_every_entry_when_the_aux_cites_star(
     )
     assert code == 0, out
     assert "4 reference(s) in 1 part(s): 4 verified" in out
+    # A key cited beside * that no entry has is still missing.
+    aux.write_text("\\citation{*}\n\\citation{ref2,absent}\n", encoding="utf-8")
+    code, out, _ = run(
+        capsys, tmp_path, text, "--cited-in", str(aux), provider=FakeOpenAlex(bibliography(works))
+    )
+    assert code == 1
+    assert "4 reference(s) in 1 part(s): 4 verified" in out
+    assert "missing_entry  [absent]" in out
 
 
 def test_a_cited_in_file_of_an_unknown_kind_is_a_usage_error(

@@ -91,8 +91,8 @@ def select(parsed: ParsedReferences, citations: Sequence[Citations] | None) -> S
     ignored is taken, and reported. Every entry bearing a cited key is taken
     (a repeated key is still a citation). A cited key no entry has is missing.
     """
-    if citations is None or any(found.every for found in citations):
-        return Selection(indexes=tuple(range(len(parsed))), cited=citations is not None)
+    if citations is None:
+        return Selection(indexes=tuple(range(len(parsed))))
     by_key: dict[str, list[int]] = {}
     by_folded: dict[str, list[str]] = {}
     for position, reference in enumerate(parsed):
@@ -118,6 +118,14 @@ def select(parsed: ParsedReferences, citations: Sequence[Citations] | None) -> S
                 chosen.update(by_key[folded[0]])
             else:
                 missing.append(key)
+    if any(found.every for found in citations):
+        # ``*`` cites every entry; a key it names that no entry has is still missing.
+        return Selection(
+            indexes=tuple(range(len(parsed))),
+            missing=tuple(missing),
+            case_only=tuple(case_only),
+            cited=True,
+        )
     parents = {
         match.group(1) for position in chosen for match in _CROSSREF.finditer(parsed[position].raw)
     }
