@@ -293,9 +293,22 @@ def _check_references(argv: list[str]) -> int:
     from notanda_mcp._check_cli import main as check_references
 
     fixture = os.environ.get("NOTANDA_IT_FIXTURE", "")
+    # NOTANDA_IT_SYNTHETIC=N: a catalogue of N synthetic works instead of the
+    # fixture's (fake_openalex.synthetic_work); NOTANDA_IT_DELAY_S: each answer
+    # that late (the benchmark's 200 ms, the Ctrl-C test's running check).
+    fake = _fake_openalex()
+    synthetic = int(os.environ.get("NOTANDA_IT_SYNTHETIC") or 0)
+    responder = (
+        fake.bibliography([fake.synthetic_work(n) for n in range(1, synthetic + 1)])
+        if synthetic
+        else _bibliography(fixture)
+    )
+    provider = fake.FakeOpenAlex(
+        responder, delay_s=float(os.environ.get("NOTANDA_IT_DELAY_S") or 0)
+    )
     return check_references(
         argv,
-        transport=__import__("httpx").MockTransport(_bibliography(fixture)),
+        transport=provider.transport(),
         env={"HARVESTER_OPENALEX_API_KEY": DEFAULT_KEY},
     )
 

@@ -38,7 +38,7 @@ def test_every_bench_step_runs(tmp_path):
     assert "could not measure" not in done.stderr
     assert "issue 11 targets:" in done.stdout
     # Every section ran, and every issue-11 figure but the mcp 1.x client's was taken.
-    for section in ("evidence", "openalex", "mcp", "answers"):
+    for section in ("evidence", "openalex", "mcp", "answers", "bigcheck"):
         assert f"  {section} took" in done.stdout
     summary = done.stdout.split("issue 11 targets:\n", 1)[1].split("\n\n", 1)[0]
     missing = [line for line in summary.splitlines() if "| not measured" in line]

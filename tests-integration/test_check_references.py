@@ -109,9 +109,12 @@ def test_the_cli_checks_a_file_and_an_edited_verdict_is_detected(
     done = _cli(tmp_path, str(refs), "--evidence-dir", "evidence")  # relative is fine
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
-    assert [line.split()[0] for line in lines[:4]] == [v for _, v, _ in EXPECTED]
-    assert "differs: title" in lines[1]
-    assert "doi: 10.7551/mitpress/3206.001.0001" in lines[0]
+    assert lines[0].startswith("plan: 4 reference(s), 1 part(s)")
+    assert lines[1] == "4 reference(s) in 1 part(s): 2 verified, 1 metadata_mismatch, 1 not_found"
+    # Only the references that are not verified get a line.
+    assert [line.split()[0] for line in lines[2:4]] == ["metadata_mismatch", "not_found"]
+    assert "#1  [bishop]  differs: title" in lines[2]
+    assert "#3  [ghost]" in lines[3]
     evidence_id = next(line.split(": ")[1] for line in lines if line.startswith("evidence ID: "))
     code, report = verify_json(root, full=True)
     assert code == 0, report
@@ -124,14 +127,16 @@ def test_the_cli_checks_a_file_and_an_edited_verdict_is_detected(
     assert record["outcome"] == "integrity_failure"
 
 
-def test_the_cli_json_is_the_tools_answer(root: Path, tmp_path: Path) -> None:
+def test_the_cli_json_is_one_document_of_the_run(root: Path, tmp_path: Path) -> None:
     refs = tmp_path / "refs.bib"
     refs.write_text(BIBTEX, encoding="utf-8")
     done = _cli(tmp_path, str(refs), "--evidence-dir", str(root), "--json")
     assert done.returncode == 1, done.stderr
-    answer = json.loads(done.stdout)
-    assert _verdicts(answer) == EXPECTED
-    assert set(answer) >= {"status", "evidence_id", "receipt", "log_head", "log_index", "summary"}
+    document = json.loads(done.stdout)
+    assert _verdicts(document) == EXPECTED
+    [part] = document["parts"]
+    assert set(part) >= {"status", "evidence_id", "receipt", "log_head", "log_index", "summary"}
+    assert record_ids(root) == [part["evidence_id"]]
 
 
 def test_the_console_script_refuses_empty_input_with_exit_2(tmp_path: Path) -> None:
@@ -149,3 +154,141 @@ def test_the_console_script_refuses_empty_input_with_exit_2(tmp_path: Path) -> N
     assert "invalid_arguments (empty)" in done.stdout
     code, report = verify_json(tmp_path / "ev", full=True)
     assert code == 0, report
+
+
+# ------------------------------------------------------------- a file of any size
+
+
+def synthetic_bibliography(count: int) -> str:
+    """*count* BibTeX entries matching the launcher's synthetic works, half with DOIs."""
+    entries = []
+    for number in range(1, count + 1):
+        fields = [
+            f"title={{Synthetic work number {number}}}",
+            f"author={{Author {number}}}",
+            f"year={{{2020 + number % 5}}}",
+            "journal={Journal of Tests}",
+        ]
+        if number % 2 == 0:
+            fields.append(f"doi={{10.5555/notanda.test.{number}}}")
+        entries.append(f"@article{{ref{number},\n  " + ",\n  ".join(fields) + "\n}\n")
+    return "\n".join(entries)
+
+
+def _synthetic_env(count: int, delay_s: float = 0.0) -> dict[str, str]:
+    return {
+        **os.environ,
+        "NOTANDA_REPO_ROOT": str(REPO_ROOT),
+        "NOTANDA_IT_SYNTHETIC": str(count),
+        "NOTANDA_IT_DELAY_S": str(delay_s),
+    }
+
+
+def _run_findings(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [f for f in report["log"] if f["code"].startswith("run.")]
+
+
+def test_a_1000_entry_file_is_checked_in_parts_that_verify_and_audit_complete(
+    root: Path, tmp_path: Path
+) -> None:
+    from harness import audit_json
+
+    refs = tmp_path / "refs.bib"
+    refs.write_text(synthetic_bibliography(1000), encoding="utf-8")
+    done = run(
+        [
+            sys.executable,
+            str(LAUNCHER),
+            "check-references",
+            str(refs),
+            "--evidence-dir",
+            str(root),
+            "--json",
+        ],
+        env=_synthetic_env(1000),
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    document = json.loads(done.stdout)
+    assert document["summary"]["verified"] == 1000
+    assert len(document["parts"]) == 10
+    assert "plan: 1000 reference(s), 10 part(s), at most 1010 request(s), 5010 credit(s)" in (
+        done.stderr
+    )
+    ids = [part["evidence_id"] for part in document["parts"]]
+    assert sorted(ids) == record_ids(root)
+    code, report = verify_json(root, full=True)
+    assert code == 0, report
+    assert [r["outcome"] for r in report["records"]] == ["ok"] * 10
+    code, audited = audit_json(root)
+    assert code == 0, audited
+    [complete] = _run_findings(audited)
+    assert complete["code"] == "run.complete"
+    assert complete["detail"] == f"run {document['run_id']}: all 10 parts present"
+    # One part gone: audit names it.
+    shutil.rmtree(root / ids[6])
+    code, audited = audit_json(root)
+    assert code == 1  # the log names the vanished record too
+    [missing] = _run_findings(audited)
+    assert missing["code"] == "run.part_missing"
+    assert missing["severity"] == "warning"
+    assert missing["detail"] == f"run {document['run_id']}: part 7 of 10 is missing"
+
+
+def test_ctrl_c_seals_the_running_part_as_cancelled_and_exits_130(
+    root: Path, tmp_path: Path
+) -> None:
+    import signal
+    import subprocess
+    import time
+
+    from harness import audit_json
+
+    refs = tmp_path / "refs.bib"
+    refs.write_text(synthetic_bibliography(1000), encoding="utf-8")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            str(LAUNCHER),
+            "check-references",
+            str(refs),
+            "--evidence-dir",
+            str(root),
+            "--json",
+        ],
+        env=_synthetic_env(1000, delay_s=0.05),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # Once the first part is sealed, the second is running.
+        deadline = time.monotonic() + 120
+        while not any((root / name / "manifest.json").exists() for name in record_ids(root)):
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "no part was sealed in 120 s"
+            time.sleep(0.05)
+        time.sleep(0.3)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, err[-2000:]
+    assert "interrupted: sealing the running part as cancelled" in err
+    document = json.loads(out)
+    assert document["stopped"]["reason"] == "interrupted"
+    last = document["parts"][-1]
+    assert last["cancelled"] is True
+    assert last["stopped"] == "interrupted"
+    assert len(document["parts"]) < 10
+    assert document["summary"]["unchecked"] > 0
+    code, report = verify_json(root, full=True)
+    assert code == 0, report  # every part, the cancelled one too, is complete and intact
+    code, audited = audit_json(root)
+    assert code == 0, audited
+    [stopped] = _run_findings(audited)
+    assert stopped["code"] == "run.stopped"
+    assert f"stopped after part {last['part']} of 10 (interrupted)" in stopped["detail"]

@@ -17,12 +17,14 @@ CHECK_LATENCY_S = 0.2
 CHECK_REFERENCES = 100
 
 
-def check_fixture() -> tuple[str, dict[str, list[dict[str, object]]]]:
-    """The bibliography (BibTeX) and the works the fake answers with, by request kind."""
+def check_fixture(
+    count: int = CHECK_REFERENCES,
+) -> tuple[str, dict[str, list[dict[str, object]]]]:
+    """The bibliography (BibTeX) of *count* references, half with DOIs, and the works by kind."""
     entries: list[str] = []
     by_doi: list[dict[str, object]] = []
     titled: list[dict[str, object]] = []
-    for number in range(CHECK_REFERENCES):
+    for number in range(count):
         title = f"A large scale study of topic {number} in the analysis of complex systems"
         names = [f"Author{number}x{rank} Family{number}x{rank}" for rank in range(8)]
         record: dict[str, object] = {
@@ -48,13 +50,16 @@ def check_fixture() -> tuple[str, dict[str, list[dict[str, object]]]]:
     return "\n".join(entries), {"doi": by_doi, "title": titled}
 
 
-def check_provider(delay: float = CHECK_LATENCY_S) -> Callable[[Any], Any]:
+def check_provider(
+    delay: float = CHECK_LATENCY_S, count: int = CHECK_REFERENCES
+) -> Callable[[Any], Any]:
     """A MockTransport handler answering the check's requests after *delay* seconds."""
     import httpx
     from notanda_openalex._matching import normalize_text
 
-    _, works = check_fixture()
+    _, works = check_fixture(count)
     pool = works["title"]
+    position = {normalize_text(str(work["title"])): i for i, work in enumerate(pool)}
 
     def answer(request: httpx.Request) -> httpx.Response:
         time.sleep(delay)
@@ -64,10 +69,7 @@ def check_provider(delay: float = CHECK_LATENCY_S) -> Callable[[Any], Any]:
             results = [work for work in works["doi"] if work["doi"] in wanted]
         else:
             # The matching work and nine near neighbours, as a relevance search answers.
-            query = normalize_text(value.removeprefix("title.search:"))
-            hit = next(
-                i for i, work in enumerate(pool) if normalize_text(str(work["title"])) == query
-            )
+            hit = position[normalize_text(value.removeprefix("title.search:"))]
             results = [pool[(hit + offset) % len(pool)] for offset in range(10)]
         return httpx.Response(200, json={"meta": {"count": len(results)}, "results": results})
 

@@ -12,7 +12,9 @@ Sections (``--only``): ``evidence`` (verify, seal, log append,
 audit, consistency proof), ``openalex`` (body to result, peak memory, the
 100-reference check), ``mcp`` (the two servers over real stdio; the reference
 check's memory is ours alone) and ``answers`` (answer bytes per
-work, the first search after start). ``search_literature`` and ``get_evidence``
+work, the first search after start) and ``bigcheck`` (``check-references`` on a
+file of 1,000 references against its ten parts' runs, and its memory; issue 19).
+``search_literature`` and ``get_evidence``
 are measured through three client paths: a raw JSON-RPC client, the mcp 1.x
 SDK client (``mcp1_client.py`` under ``--mcp1-python``, a venv nox builds) and
 this venv's mcp 2.x SDK client. Targets are shown, not asserted: the run ends
@@ -47,7 +49,7 @@ from pathlib import Path
 
 from benchlib import GOALS, Bench, Row, interpreter_version, machine_summary
 
-SECTIONS = ("evidence", "openalex", "mcp", "answers")
+SECTIONS = ("evidence", "openalex", "mcp", "answers", "bigcheck")
 HEADERS = Row("benchmark", "ours", "anchor 0.1.0b3 / floor", "ratio", "target", "met")
 
 
@@ -119,7 +121,8 @@ def reproduce(args: argparse.Namespace, anchor_python: str | None) -> list[str]:
         f"cd {shlex.quote(repo)} && nox -s bench",
         "# this run again, in the venvs nox built (after the wheels are installed there):",
         f"cd {shlex.quote(repo)} && NOTANDA_REPO_ROOT={shlex.quote(repo)} {shlex.join(direct)}",
-        "# one section: add --only evidence|openalex|mcp|answers; development sizes: add --quick",
+        "# one section: add --only evidence|openalex|mcp|answers|bigcheck; development sizes: "
+        "add --quick",
     ]
 
 
@@ -175,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     print(flush=True)
 
     import answer_bench
+    import bigcheck_bench
     import evidence_bench
     import mcp_bench
     import openalex_bench
@@ -184,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         "openalex": openalex_bench,
         "mcp": mcp_bench,
         "answers": answer_bench,
+        "bigcheck": bigcheck_bench,
     }
     try:
         for name in args.only or SECTIONS:

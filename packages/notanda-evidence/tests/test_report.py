@@ -83,6 +83,7 @@ def check_record(
     mode: str = "network",
     extra: Mapping[str, Any] | None = None,
     response: dict[str, Any] | None = None,
+    stopped: str | None = None,
 ) -> tuple[str, str]:
     """A sealed check record: one ``(parsed reference, verdict, differs, work)`` per entry."""
     root.mkdir(parents=True, exist_ok=True)
@@ -153,6 +154,7 @@ def check_record(
             "references": references,
             "status": "ok",
             "summary": summary,
+            **({"stopped": stopped} if stopped else {}),
         }
     )
     seal = writer.seal()
@@ -407,16 +409,17 @@ def test_a_check_that_failed_as_a_whole_is_shown_without_rows(
 
 def test_the_parts_of_a_run_are_put_in_order_and_a_missing_part_is_named(tmp_path: Path) -> None:
     root = tmp_path / "evidence"
-    run = {"run_id": "r-1", "file_sha256": "ab" * 32, "file_bytes": 1234, "part_count": 3}
+    run = {"run_id": "r-1", "file_sha256": "ab" * 32, "file_bytes": 1234, "parts": 3}
     third, _ = check_record(
         root,
         [(_reference(0, file_index=200), "unchecked", [], None)],
-        extra={**run, "part_number": 3, "stopped": "rate_limit"},
+        extra={"run": {**run, "part": 3}},
+        stopped="rate_limit",
     )
     first, _ = check_record(
         root,
         [(_reference(0, file_index=0), "verified", [], _work(1))],
-        extra={**run, "part_number": 1},
+        extra={"run": {**run, "part": 1}},
     )
     lone, _ = check_record(root, [(_reference(0), "not_found", [], None)])
     text = build_report([third, lone, first], root, "md", file_name="paper|*.bib")
@@ -437,14 +440,15 @@ def test_the_parts_of_a_run_are_put_in_order_and_a_missing_part_is_named(tmp_pat
 
 def test_parts_after_an_early_stop_never_ran(tmp_path: Path) -> None:
     root = tmp_path / "evidence"
-    run = {"run_id": "r-2", "file_sha256": "cd" * 32, "file_bytes": 99, "part_count": 5}
+    run = {"run_id": "r-2", "file_sha256": "cd" * 32, "file_bytes": 99, "parts": 5}
     first, _ = check_record(
-        root, [(_reference(0), "verified", [], _work(1))], extra={**run, "part_number": 1}
+        root, [(_reference(0), "verified", [], _work(1))], extra={"run": {**run, "part": 1}}
     )
     third, _ = check_record(
         root,
         [(_reference(0), "unchecked", [], None)],
-        extra={**run, "part_number": 3, "stopped": "budget"},
+        extra={"run": {**run, "part": 3}},
+        stopped="budget",
     )
     page = parse_html(build_report([first, third], root, "html"))
     body = "".join(page.text)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import KEY, assert_sealed, assert_valid_output, record_ids
+from conftest import KEY, assert_sealed, record_ids
 from fake_openalex import FakeOpenAlex, bibliography, status_response
 from notanda_mcp import _check_cli
 from test_check_references import BIBTEX
@@ -51,12 +51,17 @@ def test_every_reference_verified_exits_0_and_names_its_record(
 ) -> None:
     code, out, err = run(capsys, tmp_path, CORRECT)
     assert code == 0, out + err
-    first = out.splitlines()[0]
-    assert first.startswith("verified")
-    assert "doi: 10.5555/notanda.test.1" in first
+    lines = out.splitlines()
+    assert lines[0] == (
+        "plan: 1 reference(s), 1 part(s), at most 2 request(s), 1 credit(s) "
+        "(11 at most if no DOI is known)"
+    )
+    assert lines[1] == "1 reference(s) in 1 part(s): 1 verified"
+    assert not any(line.startswith("verified") for line in lines)  # only the others get a line
     tail = _tail(out)
     assert set(tail) == {"evidence ID", "receipt", "head"}
-    assert_sealed(tmp_path / "evidence", tail["evidence ID"], tail["receipt"])
+    stored = assert_sealed(tmp_path / "evidence", tail["evidence ID"], tail["receipt"])
+    assert stored["references"][0]["work"]["doi"] == "10.5555/notanda.test.1"
     assert err == ""  # no progress bar: stderr is not a terminal
 
 
@@ -66,18 +71,20 @@ def test_a_mismatch_or_a_missing_work_exits_1_with_what_differs(
     code, out, _ = run(capsys, tmp_path, BIBTEX)
     assert code == 1
     lines = out.splitlines()
-    assert lines[1].startswith("metadata_mismatch")
-    assert "[noether]" in lines[1]
-    assert "differs: title" in lines[1]
+    assert lines[1] == "4 reference(s) in 1 part(s): 2 verified, 1 metadata_mismatch, 1 not_found"
+    assert lines[2].startswith("metadata_mismatch")
+    assert "#1  [noether]" in lines[2]
+    assert "differs: title" in lines[2]
     assert lines[3].startswith("not_found")
-    assert "4 reference(s): 2 verified, 1 metadata_mismatch, 1 not_found" in out
+    assert "#3  [ghost]" in lines[3]
+    assert lines[4].startswith("part 1 of 1: references #0 to #3, ok")
 
 
 def test_only_unchecked_exits_3(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out, _ = run(capsys, tmp_path, CORRECT, provider=FakeOpenAlex(status_response(503)))
     assert code == 3
-    assert out.splitlines()[0].startswith("unchecked")
-    assert "(http_error)" in out
+    assert out.splitlines()[2].startswith("unchecked")
+    assert "(http_error)" in out.splitlines()[2]
 
 
 def test_a_check_that_fails_as_a_whole_exits_4_with_its_record(
@@ -104,12 +111,18 @@ def test_empty_input_exits_2_and_is_recorded(
 
 @pytest.mark.parametrize(
     ("text", "word"),
-    [(None, "cannot read"), ("x" * 262_145, "larger than 262144 bytes")],
+    [(None, "cannot read"), ("x" * 4_097, "larger than 4096 bytes")],
     ids=["missing-file", "too-large"],
 )
 def test_an_unreadable_or_oversized_file_exits_2_without_a_record(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str | None, word: str
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    text: str | None,
+    word: str,
 ) -> None:
+    # The real ceiling is 100 MiB; the same code path refuses at a smaller one.
+    monkeypatch.setattr(_check_cli, "MAX_FILE_BYTES", 4096)
     code, out, err = run(capsys, tmp_path, text)
     assert code == 2
     assert out == ""
@@ -127,17 +140,39 @@ def test_an_unknown_format_is_a_usage_error(
     assert "invalid choice" in capsys.readouterr().err
 
 
-def test_json_prints_the_tools_structured_answer(
+def test_json_prints_the_run_as_one_document(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    code, out, _ = run(capsys, tmp_path, BIBTEX, "--json")
+    code, out, err = run(capsys, tmp_path, BIBTEX, "--json")
     assert code == 1
-    answer: dict[str, Any] = json.loads(out)
-    answer.pop("remedy", None)
-    assert_valid_output("check_references", answer)
-    stored = assert_sealed(tmp_path / "evidence", answer["evidence_id"], answer["receipt"])
-    added = {"receipt", "log_head", "head", "log_index"}
-    assert {k: v for k, v in answer.items() if k not in added} == stored
+    document: dict[str, Any] = json.loads(out)
+    assert document["format"] == "notanda-check-run"
+    assert document["exit_code"] == 1
+    assert err.startswith("plan: 4 reference(s)")  # stdout stays one document
+    [part] = document["parts"]
+    stored = assert_sealed(tmp_path / "evidence", part["evidence_id"], part["receipt"])
+    assert part["summary"] == stored["summary"] == document["summary"] | {"unchecked": 0}
+    assert [entry["verdict"] for entry in document["references"]] == [
+        entry["verdict"] for entry in stored["references"]
+    ]
+    assert [entry["index"] for entry in document["references"]] == [0, 1, 2, 3]
+    assert document["plan"] == {
+        "credits": 21,
+        "credits_at_most": 41,
+        "max_credits": 10_000,
+        "max_requests": 5,
+        "parts": 1,
+        "references": 4,
+    }
+    assert document["missing_entry"] == []
+    assert document["stopped"] is None
+    assert part["head"] == _tail_of(tmp_path)
+
+
+def _tail_of(tmp_path: Path) -> str:
+    from notanda_evidence import EvidenceLog
+
+    return str(EvidenceLog(tmp_path / "evidence").head())
 
 
 def test_every_string_of_a_line_is_shown_as_escapes() -> None:
@@ -181,5 +216,5 @@ def test_the_progress_bar_goes_to_a_terminal_stderr_only(
     code, out, _ = run(capsys, tmp_path, BIBTEX)
     assert code == 1
     assert "checking [" in terminal.getvalue()
-    assert "4/4" in terminal.getvalue()
+    assert "4/4  parts 1/1  not verified: 2" in terminal.getvalue()
     assert "checking" not in out

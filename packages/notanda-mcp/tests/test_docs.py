@@ -148,6 +148,7 @@ def test_the_exit_code_table_matches_the_code(
         ("notanda-mcp check-references", check["EXIT_USAGE"]): "usage",
         ("notanda-mcp check-references", check["EXIT_UNCHECKED"]): "unchecked",
         ("notanda-mcp check-references", check["EXIT_FAILED"]): "failed as a whole",
+        ("notanda-mcp check-references", check["EXIT_INTERRUPTED"]): "Ctrl-C",
     }
     for (command, code), word in meanings.items():
         assert word in documented[command][code], (command, code)
@@ -210,6 +211,7 @@ def test_the_finding_tables_list_exactly_the_codes_the_verifier_and_audit_emit(
     errors_md: str,
 ) -> None:
     from notanda_evidence._log import LogCode
+    from notanda_evidence._runs import RunCode
 
     records, log = _tables(_section(errors_md, "## Verifier findings"))
     assert (records[0][0], log[0][0]) == ("code", "code")
@@ -218,7 +220,7 @@ def test_the_finding_tables_list_exactly_the_codes_the_verifier_and_audit_emit(
         return {code for row in table[1:] for code in re.findall(r"`([^`]+)`", row[0])}
 
     assert listed(records) == {code.value for code in verify_file.Code}
-    assert listed(log) == {code.value for code in LogCode}
+    assert listed(log) == {code.value for code in LogCode} | {code.value for code in RunCode}
     # Every finding says what to do.
     for table in (records, log):
         assert table[0][-1] == "remedy"

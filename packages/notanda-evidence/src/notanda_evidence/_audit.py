@@ -31,6 +31,7 @@ from ._log import (
     read_log,
 )
 from ._pool import records_verifier
+from ._runs import RunTracker
 from ._timestamp_audit import TimestampAudit, audit_timestamps
 from ._timestamps import TIMESTAMPS_DIR
 from .verify_file import (
@@ -224,7 +225,8 @@ def audit(
     ``log.too_large``; the records are still reported.
     """
     bag = Path(root)
-    verify_many = records_verifier(jobs)
+    runs = RunTracker()  # the parts of checked bibliographies (_runs.py)
+    verify_many = runs.verifier(records_verifier(jobs))
     with collection_paused():
         if (bag / "bagit.txt").is_file() and (bag / "data").is_dir():
             verified = verify_root(bag / "data", verify_many=verify_many)
@@ -240,6 +242,7 @@ def audit(
             unread = []
         entries, leaves, findings = parse_log(data)
         findings[:0] = unread
+    findings.extend(runs.findings())
     status: dict[str, LogStatus] = {}
     if not unread:  # Unread, the log can neither vouch for records nor accuse them.
         join_findings, status = _join(verified.records, entries, exists)

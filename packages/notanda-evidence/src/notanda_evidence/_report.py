@@ -79,13 +79,15 @@ _MAX_AUTHORS = 8
 _OPENALEX_ID = re.compile(r"(?:https://openalex\.org/)?(W[0-9]{1,15})")
 _DOI = re.compile(r"10\.[0-9]{4,9}/\S+")
 
-#: Keys of the parts of one large run (``docs/evidence-format.md``); each is
-#: shown when present and never required.
+#: Keys of the parts of one large run (``docs/evidence-format.md`` section 2.7):
+#: ``request.json``'s ``run`` object, a parsed reference's ``file_index`` and
+#: ``response.json``'s ``stopped``; each is shown when present and never required.
+RUN = "run"
 RUN_ID = "run_id"
 FILE_SHA256 = "file_sha256"
 FILE_BYTES = "file_bytes"
-PART_NUMBER = "part_number"
-PART_COUNT = "part_count"
+PART_NUMBER = "part"
+PART_COUNT = "parts"
 FILE_INDEX = "file_index"
 STOPPED = "stopped"
 
@@ -123,8 +125,9 @@ class Part:
         return self.request.get("provider_mode") == "injected"
 
     def get(self, key: str) -> Any:
-        """A request key of a large run's part, or None."""
-        return self.request.get(key)
+        """A key of a large run's part (``request.json``'s ``run`` object), or None."""
+        run = self.request.get(RUN)
+        return run.get(key) if isinstance(run, dict) else None
 
 
 @dataclass(frozen=True)
@@ -356,7 +359,7 @@ def _files(parts: Sequence[Part]) -> list[_File]:
                 size=_int(first.get(FILE_BYTES)) if whole else _int(first.get("text_bytes")),
                 parts=tuple(members),
                 planned=_int(first.get(PART_COUNT)),
-                stopped=_str(last.get(STOPPED)) or _str(last.response.get(STOPPED)),
+                stopped=_str(last.response.get(STOPPED)),
             )
         )
     return files
@@ -393,7 +396,7 @@ def _part_state(part: Part) -> list[str]:
         )
     if response.get("cancelled") is True:
         notes.append("The check was cancelled: the references not reached are unchecked.")
-    if stopped := (_str(part.get(STOPPED)) or _str(response.get(STOPPED))):
+    if stopped := _str(response.get(STOPPED)):
         notes.append(f"The run stopped early after this part: {stopped}.")
     if part.injected:
         notes.append(

@@ -443,6 +443,10 @@ TOOLS: dict[str, dict[str, Any]] = {
             "count: no open-access restriction. The whole check leaves one sealed evidence "
             "record of the text, every OpenAlex request and answer, and every verdict, and "
             "returns an evidence_id and a receipt: keep both. "
+            f"For a longer bibliography, call this tool several times, each with at most "
+            f"{MAX_REFERENCES} of its entries (keep any @string and crossref entries they "
+            "use in every call), or run notanda-mcp check-references FILE, which checks a "
+            f"file of any size in parts of {MAX_REFERENCES}. "
             "not_found never proves that a work does not exist. " + NOTICE
         ),
         "inputSchema": check_input(),

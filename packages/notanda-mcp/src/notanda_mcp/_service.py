@@ -27,7 +27,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -360,20 +360,96 @@ class EvidenceService:
             parsed = parse_references(text, format_name)
         except ReferenceInputError as exc:
             invalid = exc
-        encoded = _text_bytes(text)
         limits: dict[str, Any] = {
             "max_references": MAX_REFERENCES,
             "max_text_bytes": MAX_REFERENCES_BYTES,
         }
+        return self._check_record(
+            caller,
+            started=started,
+            parsed=parsed,
+            invalid=invalid,
+            format_name=format_name,
+            encoded=_text_bytes(text),
+            limits=limits,
+            described=None if parsed is None else parsed.to_record(),
+            extra={},
+            on_progress=on_progress,
+        )
+
+    def check_part(
+        self,
+        part: ParsedReferences,
+        caller: Caller,
+        *,
+        text: str,
+        format_name: str,
+        run: Mapping[str, Any],
+        file_indexes: Sequence[int],
+        on_progress: Callable[[int, int], None] | None = None,
+        stop_reason: Callable[[ReferenceCheck | None, bool], str | None] | None = None,
+    ) -> Reply:
+        """Check one part of a bibliography file into its own record (``check-references``).
+
+        *part* is already read (the whole file was, once) and numbered from 0;
+        *text* is its entries' raw text joined in file order, over which
+        ``text_sha256`` and ``text_bytes`` are computed; *run* (``run_id``,
+        ``file_sha256``, ``file_bytes``, ``part``, ``parts``) goes into
+        ``request.json`` as ``run``, and each parsed reference gets its
+        ``file_index`` from *file_indexes*. *stop_reason*, given the check's
+        outcome and whether it was cancelled, names why the run stops after this
+        part (``response.json``'s ``stopped``), or None. Limits, deadline and
+        attempt plan are those of :meth:`check`.
+        """
+        from notanda_openalex import MAX_REFERENCES
+
+        if len(part) > MAX_REFERENCES or len(file_indexes) != len(part):
+            raise ValueError("a part holds at most MAX_REFERENCES references, each with its index")
+        described = part.to_record()
+        for entry, file_index in zip(described["references"], file_indexes, strict=True):
+            entry["file_index"] = file_index
+        return self._check_record(
+            caller,
+            started=time.monotonic(),
+            parsed=part,
+            invalid=None,
+            format_name=format_name,
+            encoded=_text_bytes(text),
+            limits={"max_references": MAX_REFERENCES, "max_text_bytes": None},
+            described=described,
+            extra={"run": dict(run)},
+            on_progress=on_progress,
+            stop_reason=stop_reason,
+        )
+
+    def _check_record(
+        self,
+        caller: Caller,
+        *,
+        started: float,
+        parsed: ParsedReferences | None,
+        invalid: Any,
+        format_name: Any,
+        encoded: bytes,
+        limits: dict[str, Any],
+        described: dict[str, Any] | None,
+        extra: Mapping[str, Any],
+        on_progress: Callable[[int, int], None] | None = None,
+        stop_reason: Callable[[ReferenceCheck | None, bool], str | None] | None = None,
+    ) -> Reply:
+        """The record of one check: its request fields, the check in a slot, the stop reason."""
         if parsed is not None:
             limits.update(concurrency=self._check_concurrency, deadline_s=self._check_deadline_s)
         fields = {
             "format": format_name if isinstance(format_name, str) else type(format_name).__name__,
             "limits": limits,
-            "parsed": None if parsed is None else parsed.to_record(),
+            "parsed": described,
             "text_bytes": len(encoded),
             "text_sha256": hashlib.sha256(encoded).hexdigest(),
+            **extra,
         }
+
+        outcome: list[ReferenceCheck | None] = []
 
         def answer(
             openalex: OpenAlexClient, evidence_id: str
@@ -394,7 +470,15 @@ class EvidenceService:
                     cancelled=caller.cancelled,
                 ),
             )
+            outcome.append(result)
             return _from_check(evidence_id, result, checked)
+
+        def finish(response: dict[str, Any], cancelled: bool) -> None:
+            # Decided with the same view of cancellation as the record's ``cancelled``.
+            if stop_reason is not None and outcome:
+                stopped = stop_reason(outcome[0], cancelled)
+                if stopped is not None:
+                    response["stopped"] = stopped
 
         return self._record_call(
             CHECK_REFERENCES,
@@ -403,6 +487,7 @@ class EvidenceService:
             caller,
             kind="check",
             by_name=False,
+            finish=finish,
         )
 
     def _record_call(
@@ -414,8 +499,12 @@ class EvidenceService:
         *,
         kind: str,
         by_name: bool = True,
+        finish: Callable[[dict[str, Any], bool], None] | None = None,
     ) -> Reply:
         """The stages every recorded tool shares: create, request, answer, seal, log, reply.
+
+        *finish*, if given, completes the response once cancellation is
+        known: ``(response, cancelled)``, before it is written.
 
         Secrets are scrubbed from the request and the response before they are
         written. With *by_name* False only secret values are (a check's fields
@@ -450,8 +539,11 @@ class EvidenceService:
         try:
             writer.write_request(redact(record))
             provider, response = answer(openalex, evidence_id)
-            if caller.cancelled():
+            cancelled = caller.cancelled()
+            if cancelled:
                 response["cancelled"] = True
+            if finish is not None:
+                finish(response, cancelled)
             writer.write_provider(provider)
             # The same rule as request.json: the effective query is the
             # caller's text, which may hold the key or the contact e-mail.
@@ -463,7 +555,7 @@ class EvidenceService:
             LOGGER.error(f"{kind} %s failed before sealing: %s", evidence_id, exc.reason.value)
             writer.close()
             return _storage_failure(exc, evidence_id)
-        return self._log_and_reply(log, writer, seal.receipt, stored, caller.cancelled(), kind=kind)
+        return self._log_and_reply(log, writer, seal.receipt, stored, cancelled, kind=kind)
 
     def _in_slot(
         self,

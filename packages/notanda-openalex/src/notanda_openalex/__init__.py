@@ -27,6 +27,15 @@ if TYPE_CHECKING:
         UncheckedReason,
         WithheldReason,
     )
+    from ._citations import (
+        MAX_CITATION_BYTES,
+        CitationError,
+        CitationReason,
+        Citations,
+        CitationSource,
+        citation_source,
+        read_citations,
+    )
     from ._client import BODY_CEILING_BYTES, DEFAULT_USER_AGENT, ENDPOINT, OpenAlexClient
     from ._clock import Clock, SystemClock
     from ._config import load_core_config
@@ -146,6 +155,13 @@ _EXPORTS = {
     "load_core_config": "._config",
     "parse_references": "._references",
     "read_references": "._references",
+    "read_citations": "._citations",
+    "citation_source": "._citations",
+    "MAX_CITATION_BYTES": "._citations",
+    "CitationError": "._citations",
+    "CitationReason": "._citations",
+    "CitationSource": "._citations",
+    "Citations": "._citations",
     "prepare_search": "._query",
     "supplied_record": "._query",
 }
@@ -161,6 +177,7 @@ __all__ = [
     "ENDPOINT",
     "MACRO_EXPANSION_FACTOR",
     "MAX_CHECK_CONCURRENCY",
+    "MAX_CITATION_BYTES",
     "MAX_DOIS_PER_REQUEST",
     "MAX_LIMIT",
     "MAX_MACRO_BYTES",
@@ -180,6 +197,10 @@ __all__ = [
     "Capture",
     "CheckAttempt",
     "CheckedReference",
+    "CitationError",
+    "CitationReason",
+    "CitationSource",
+    "Citations",
     "Clock",
     "ConfigProblem",
     "ConfigurationDetail",
@@ -211,9 +232,11 @@ __all__ = [
     "WithheldReason",
     "Work",
     "__version__",
+    "citation_source",
     "load_core_config",
     "parse_references",
     "prepare_search",
+    "read_citations",
     "read_references",
     "supplied_record",
 ]

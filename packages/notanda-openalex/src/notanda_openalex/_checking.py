@@ -145,6 +145,8 @@ class CheckAttempt:
     purpose: str
     #: The request and what came back: capture, attempt, ``body_json``.
     observation: ProviderObservation
+    #: Why the request failed (its code, reason and ``retry_after_s``); None when it succeeded.
+    failure: SearchFailure | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -554,7 +556,11 @@ class CheckRun:
         )
         index_of = {id(task): number for number, task in enumerate(sent)}
         attempts = tuple(
-            CheckAttempt(purpose=task.purpose.value, observation=task.result.observation)
+            CheckAttempt(
+                purpose=task.purpose.value,
+                observation=task.result.observation,
+                failure=task.result.error,
+            )
             for task in sent
             if task.result is not None
         )
