@@ -202,4 +202,6 @@ def test_log_token_and_record_findings_are_one_type_with_each_familys_report_fie
         "file": "3.tsr",
         "severity": "error",
     }
-    assert list(record.to_json()) == ["code", "detail", "file", "severity"]
+    # A record finding carries its remedy (report format_version 2 of verify, 3 of audit).
+    assert list(record.to_json()) == ["code", "detail", "file", "remedy", "severity"]
+    assert record.to_json()["remedy"] == Code.PAYLOAD_MISSING.remedy

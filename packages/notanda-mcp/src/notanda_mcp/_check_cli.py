@@ -58,7 +58,7 @@ def parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 every reference verified, 1 a metadata_mismatch, not_found, "
         "ambiguous or unparsed reference, 2 usage or empty input, 3 some unchecked "
         "and nothing else wrong, 4 the check failed as a whole. "
-        "Example: notanda-mcp check-references refs.bib --evidence-dir evidence",
+        "\n\nExample:\n  notanda-mcp check-references refs.bib --evidence-dir evidence",
     )
     built.add_argument("file", metavar="FILE", help="the bibliography (UTF-8), or - for stdin")
     built.add_argument(
@@ -201,7 +201,7 @@ def main(
     except _Usage as exc:
         print(f"notanda-mcp check-references: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    from ._service import Caller, EvidenceService
+    from ._service import Caller, EvidenceService, command_line_remedy
 
     service = EvidenceService(root, transport=transport, env=env)
     progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
@@ -212,8 +212,11 @@ def main(
     finally:
         if progress is not None:
             progress.end()
+    content = dict(reply.content)
+    if isinstance(content.get("remedy"), str):  # said to a person at a prompt, not a client
+        content["remedy"] = command_line_remedy(content["remedy"])
     if args.json:
-        sys.stdout.write(printable_json(reply.content, indent=2, sort_keys=True) + "\n")
+        sys.stdout.write(printable_json(content, indent=2, sort_keys=True) + "\n")
     else:
-        _print_human(reply.content, sys.stdout)
-    return exit_code(reply.content)
+        _print_human(content, sys.stdout)
+    return exit_code(content)

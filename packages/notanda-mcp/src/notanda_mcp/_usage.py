@@ -44,8 +44,43 @@ def verdict_line(verdict: CheckVerdict, text: str) -> str:
     return f"{verdict.value:<6}{text}"
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """Wraps a description or epilog paragraph by paragraph; an indented line stays as written.
+
+    So an example command (``Example:`` then the command, indented) is printed
+    on a line of its own and never wrapped into the text around it.
+    """
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        out: list[str] = []
+        for paragraph in text.split("\n\n"):
+            lines = paragraph.split("\n")
+            prose = [line for line in lines if not line.startswith("  ")]
+            kept = [line for line in lines if line.startswith("  ")]
+            if prose:
+                out.append(
+                    textwrap.fill(
+                        " ".join(prose), width, initial_indent=indent, subsequent_indent=indent
+                    )
+                )
+            out.extend(indent + line for line in kept)
+            out.append("")
+        return "\n".join(out).rstrip("\n")
+
+
 class UsageParser(argparse.ArgumentParser):
-    """An argument parser whose usage errors end with a one-line remedy."""
+    """An argument parser whose usage errors end with a one-line remedy.
+
+    An option is never abbreviated (``--receipt`` is never read as another
+    option), and description and epilog keep indented example lines whole.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         from notanda_evidence.verify_file import printable
