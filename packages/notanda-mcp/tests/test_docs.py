@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -73,6 +77,22 @@ def _constants(module: object) -> dict[str, int]:
     return {k: v for k, v in vars(module).items() if k.startswith("EXIT_") and isinstance(v, int)}
 
 
+def _closed_output(run: Callable[[], int]) -> int:
+    """*run*'s exit code with standard output a real pipe whose reader has already left."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    stream = open(write_end, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+    saved = sys.stdout
+    sys.stdout = stream
+    try:
+        return run()
+    finally:
+        sys.stdout = saved
+        with contextlib.suppress(OSError):
+            stream.close()
+        os.close(write_end)
+
+
 def _verify_file_behaviour(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[int, str]:
     """Run the stand-alone verifier on an intact, a damaged, an incomplete and a missing record."""
     root = tmp_path / "records"
@@ -88,6 +108,7 @@ def _verify_file_behaviour(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         verify_file.main([str(root / damaged)]): "integrity",
         verify_file.main([str(root / writer.evidence_id)]): "incomplete",
         verify_file.main([str(tmp_path / "no-such-path")]): "usage",
+        _closed_output(lambda: verify_file.main([str(root)])): "output was closed",
     }
     capsys.readouterr()
     return observed
@@ -116,6 +137,7 @@ def test_the_exit_code_table_matches_the_code(
         server["EXIT_OK"],
         server["EXIT_FORCED"],
         server["EXIT_USAGE"],
+        server["EXIT_BROKEN_PIPE"],
     }
     assert set(documented["notanda-mcp doctor"]) == set(server.values())
     assert set(documented["notanda-mcp demo"]) == set(server.values())
@@ -147,6 +169,17 @@ def test_the_exit_code_table_matches_the_code(
         ("notanda-mcp check-references", check["EXIT_USAGE"]): "usage",
         ("notanda-mcp check-references", check["EXIT_UNCHECKED"]): "unchecked",
         ("notanda-mcp check-references", check["EXIT_FAILED"]): "failed as a whole",
+        **{
+            (command, 141): "output was closed"
+            for command in (
+                "notanda-evidence",
+                "notanda-mcp",
+                "notanda-mcp doctor",
+                "notanda-mcp demo",
+                "notanda-mcp-client",
+                "notanda-mcp check-references",
+            )
+        },
     }
     for (command, code), word in meanings.items():
         assert word in documented[command][code], (command, code)
@@ -156,7 +189,7 @@ def test_the_exit_code_table_matches_the_code(
 
 def test_the_client_help_states_the_same_exit_codes(errors_md: str) -> None:
     epilog = client_cli._parser().epilog or ""
-    stated = {int(n) for n in re.findall(r"(\d) [a-z]", epilog)}
+    stated = {int(n) for n in re.findall(r"(\d+) [a-z]", epilog)}
     assert stated == set(_documented_exit_codes(errors_md)["notanda-mcp-client"])
 
 

@@ -46,6 +46,8 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INCOMPLETE = 3
+#: The output was closed before the command finished (``verify_file.quiet_broken_pipe``).
+EXIT_BROKEN_PIPE = verify_file.EXIT_BROKEN_PIPE
 ROOT_VARIABLE = "NOTANDA_EVIDENCE_DIR"
 #: The ``audit --json`` report's format version: 2 added ``timestamps`` and ``checks``,
 #: 3 ``remedy`` in every finding.

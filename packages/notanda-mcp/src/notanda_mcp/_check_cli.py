@@ -27,6 +27,7 @@ from notanda_openalex._vocabulary import Verdict
 
 from ._codes import AnswerStatus, ToolError
 from ._schemas import VERDICTS
+from . import _usage
 from ._usage import UsageParser, _Usage, check_configuration, resolve_evidence_dir
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ EXIT_USAGE = 2
 EXIT_UNCHECKED = 3
 #: The check failed as a whole.
 EXIT_FAILED = 4
+EXIT_BROKEN_PIPE = _usage.EXIT_BROKEN_PIPE
 
 #: The verdicts that make the exit code 1.
 _FINDINGS = (Verdict.METADATA_MISMATCH, Verdict.NOT_FOUND, Verdict.AMBIGUOUS, Verdict.UNPARSED)

@@ -31,12 +31,14 @@ from ._errors import NotandaMcpError
 from ._schemas import DEFAULT_LIMIT, MAX_LIMIT
 from ._schemas import GET_EVIDENCE, SEARCH_LITERATURE, tool_names
 from ._stdio_client import stdio_session
+from . import _usage
 from ._usage import EXIT_OK, EXIT_USAGE, UsageParser, _Usage, parse_toolsets
 from ._version import __version__
 
 EXIT_TOOL_ERROR = 1
 EXIT_UNREACHABLE = 3
 EXIT_MISMATCH = 4
+EXIT_BROKEN_PIPE = _usage.EXIT_BROKEN_PIPE
 #: Fields a search adds to the stored response when answering (``docs/evidence-format.md``).
 ADDED_AFTER_SEALING = ("receipt", "log_head", "head", "log_index", "remedy")
 PROTOCOLS = {"auto": "auto", "legacy": "legacy", "2026-07-28": "2026-07-28"}
@@ -51,7 +53,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="notanda-mcp-client",
         description="Run one search or one retrieval against a Notanda MCP server over stdio.",
         epilog="Exit codes: 0 ok, 1 the tool answered with an error, 2 usage, "
-        "3 server unreachable or wrong tools, 4 returned result differs from the stored record.",
+        "3 server unreachable or wrong tools, 4 returned result differs from the stored record, "
+        "141 output closed before the end.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument(

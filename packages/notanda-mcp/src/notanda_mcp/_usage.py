@@ -17,6 +17,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, NoReturn
 
+from notanda_evidence.verify_file import EXIT_BROKEN_PIPE as _EXIT_BROKEN_PIPE
+
 from ._errors import NotandaMcpError
 
 EXIT_OK = 0
@@ -25,6 +27,8 @@ EXIT_PROBLEM = 1
 #: The server: a second SIGTERM or SIGINT stopped it without waiting.
 EXIT_FORCED = 1
 EXIT_USAGE = 2
+#: Every command: the output was closed before it finished (``quiet_broken_pipe``).
+EXIT_BROKEN_PIPE = _EXIT_BROKEN_PIPE
 
 
 class _Usage(NotandaMcpError):
