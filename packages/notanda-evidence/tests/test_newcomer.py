@@ -42,7 +42,8 @@ def test_find_leaves_injected_records_out_and_says_how_to_include_them(
     fake, _ = search_record(tmp_path, mode="injected")
     code, out, _ = run(["find", "--doi", DOI, "--root", str(tmp_path)], capsys)
     assert code == 0
-    assert real in out and fake not in out
+    assert real in out
+    assert fake not in out
     assert "1 verified record(s) returned" in out
     assert (
         "1 record(s) made through an injected (test) provider left out:"
@@ -82,7 +83,8 @@ def test_find_only_injected_records_exits_1(
     search_record(tmp_path, mode="injected")
     code, out, _ = run(["find", "--doi", DOI, "--root", str(tmp_path)], capsys)
     assert code == 1
-    assert "0 verified record(s)" in out and "--allow-injected" in out
+    assert "0 verified record(s)" in out
+    assert "--allow-injected" in out
 
 
 def test_find_names_the_records_it_passed_over(
@@ -188,7 +190,8 @@ def test_receipt_problem_never_repeats_the_value(given: object, problem: str | N
     if given is None:
         assert said == "not a string; a receipt is 64 lowercase hex digits"
         return
-    assert said is not None and said.startswith(problem or "")
+    assert said is not None
+    assert said.startswith(problem or "")
     if isinstance(given, str):
         assert given not in said
     assert verify_file.receipt_problem("0" * 64) is None
@@ -207,7 +210,9 @@ def test_a_mistyped_command_gets_the_nearest_one(capsys: pytest.CaptureFixture[s
     assert code == 2
     assert "unknown command 'vrify'; did you mean verify?" in err
     code, _, err = run(["zzzz"], capsys)
-    assert code == 2 and "did you mean" not in err and "commands: verify, audit" in err
+    assert code == 2
+    assert "did you mean" not in err
+    assert "commands: verify, audit" in err
 
 
 def test_a_subcommand_usage_error_shows_that_subcommands_usage(
@@ -224,7 +229,8 @@ def test_a_subcommand_usage_error_shows_that_subcommands_usage(
 def test_an_option_is_never_abbreviated(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     search_record(tmp_path)
     code, _, err = run(["audit", str(tmp_path), "--js"], capsys)
-    assert code == 2 and "unrecognized arguments: --js" in err
+    assert code == 2
+    assert "unrecognized arguments: --js" in err
 
 
 def test_audit_and_verify_take_root_as_every_command_does(
@@ -232,9 +238,11 @@ def test_audit_and_verify_take_root_as_every_command_does(
 ) -> None:
     search_record(tmp_path)
     code, out, _ = run(["audit", "--root", str(tmp_path)], capsys)
-    assert code == 0 and "1 record(s), 1 log entries" in out
+    assert code == 0
+    assert "1 record(s), 1 log entries" in out
     code, out, _ = run(["verify", "--root", str(tmp_path)], capsys)
-    assert code == 0 and out.endswith("1 record(s), default pass: 1 ok\n")
+    assert code == 0
+    assert out.endswith("1 record(s), default pass: 1 ok\n")
     # The same folder both ways is fine; two different ones are refused.
     assert run(["audit", str(tmp_path), "--root", str(tmp_path) + "/"], capsys)[0] == 0
     for command in ("audit", "verify"):
@@ -270,7 +278,8 @@ def test_every_printed_finding_carries_its_remedy(
     report = json.loads(out)
     assert report["format_version"] == 2
     findings = [f for r in report["records"] for f in r["findings"]]
-    assert findings and all(f["remedy"] == Code(f["code"]).remedy for f in findings)
+    assert findings
+    assert all(f["remedy"] == Code(f["code"]).remedy for f in findings)
     _, out, _ = run(["audit", str(tmp_path), "--json"], capsys)
     report = json.loads(out)
     assert report["format_version"] == 3
@@ -282,7 +291,9 @@ def test_every_printed_finding_carries_its_remedy(
 def test_every_record_code_has_a_one_line_remedy() -> None:
     assert set(verify_file.REMEDIES) == set(Code)
     for code, remedy in verify_file.REMEDIES.items():
-        assert remedy and "\n" not in remedy and remedy == code.remedy
+        assert remedy
+        assert "\n" not in remedy
+        assert remedy == code.remedy
 
 
 # ------------------------------------------------------------ broken pipes
@@ -305,7 +316,8 @@ def closed_pipe_run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[b
     process = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=dict(os.environ)
     )
-    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout is not None
+    assert process.stderr is not None
     process.stdout.close()
     err = process.stderr.read()
     process.stderr.close()
@@ -347,9 +359,11 @@ def test_what_was_done_before_the_output_closed_stays_done(tmp_path: Path) -> No
     ids = [search_record(root, logged=False)[0] for _ in range(30)]
     script = "import sys; from notanda_evidence._cli import main; sys.exit(main())"
     done = closed_pipe_run([sys.executable, "-c", script, "adopt", "--root", str(root)], tmp_path)
-    assert done.returncode == 141 and done.stderr == b""
+    assert done.returncode == 141
+    assert done.stderr == b""
     # Each adoption is logged before it is announced: the log holds at least the first.
     lines = (root / ".notanda" / "log.jsonl").read_text(encoding="utf-8").splitlines()
     logged = {json.loads(line)["evidence_id"] for line in lines}
-    assert logged and logged <= set(ids)
+    assert logged
+    assert logged <= set(ids)
     assert all(re.fullmatch(r"[0-9a-f]{32}", i) for i in logged)

@@ -183,7 +183,9 @@ def _verified(
     result = verify_record(root / evidence_id, receipt)
     if result.outcome is not Outcome.OK or result.response is None or result.request is None:
         first = next((f for f in result.findings if f.severity is Severity.ERROR), None)
-        why = "" if first is None else f"{first.code}" + (f": {first.detail}" if first.detail else "")
+        why = (
+            "" if first is None else f"{first.code}" + (f": {first.detail}" if first.detail else "")
+        )
         raise CitationError(result.outcome, evidence_id, why)
     entry = logged.get(evidence_id)
     if entry is not None and entry[1] != result.receipt:

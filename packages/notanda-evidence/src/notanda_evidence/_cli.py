@@ -450,7 +450,7 @@ def _add_jobs(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> verify_file.UsageParser:
     parser = verify_file.UsageParser(
         prog="notanda-evidence",
         description="Verify, audit and cite Notanda evidence records offline.",
@@ -568,7 +568,7 @@ def _main(argv: Sequence[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command == "verify":
-        verify_file.require_folder(parser._innermost(args), args)
+        verify_file.require_folder(parser.innermost(args), args)
     try:
         code: int = args.run(args)
     except _Usage as exc:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import difflib
 import enum
 import errno
 import gc
@@ -1121,7 +1122,7 @@ def receipt_problem(supplied: object) -> str | None:
 
 def _receipt_findings(supplied: object, actual: str | None) -> list[Finding]:
     problem = receipt_problem(supplied)
-    if problem is not None:
+    if problem is not None or not isinstance(supplied, str):
         return [_error(Code.RECEIPT_MALFORMED, MANIFEST, problem)]
     if actual is None or not hmac.compare_digest(supplied.encode("ascii"), actual.encode("ascii")):
         return [_error(Code.RECEIPT_MISMATCH, MANIFEST)]
@@ -1860,8 +1861,6 @@ def quiet_broken_pipe(run: Callable[[], int]) -> int:
 
 def unknown_command(name: str, known: Sequence[str]) -> str:
     """The message for an unknown subcommand: the nearest known one, then all of them."""
-    import difflib  # only on this error path
-
     near = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
     hint = f"; did you mean {near[0]}?" if near else ""
     return f"unknown command {printable(repr(name))}{hint} (commands: {', '.join(known)})"
@@ -1894,12 +1893,13 @@ class UsageParser(argparse.ArgumentParser):
         """Parse as argparse does, but let the innermost subcommand refuse what it does not know."""
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
-            self._innermost(parsed).error(
+            self.innermost(parsed).error(
                 "unrecognized arguments: " + " ".join(printable(e) for e in extras)
             )
         return parsed
 
-    def _innermost(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+    def innermost(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+        """The parser of the innermost subcommand *parsed* chose (this one if none)."""
         parser: argparse.ArgumentParser = self
         while True:
             chosen = None

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 from notanda_evidence.verify_file import printable, printable_json
 from notanda_openalex._vocabulary import Verdict
 
+from . import _usage
 from ._codes import AnswerStatus, ToolError
 from ._schemas import VERDICTS
-from . import _usage
 from ._usage import UsageParser, _Usage, check_configuration, resolve_evidence_dir
 
 if TYPE_CHECKING:

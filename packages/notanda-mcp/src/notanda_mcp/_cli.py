@@ -33,7 +33,6 @@ from ._usage import (
 )
 from ._version import __version__
 
-
 #: The subcommands beside the server itself, each with its one-line help.
 COMMANDS = {
     "doctor": ("", "check Python, the folder and the configuration; self-test"),
@@ -44,8 +43,8 @@ COMMANDS = {
 #: Said on stderr, once, when the server starts with a terminal on its standard input.
 TERMINAL_NOTICE = (
     "notanda-mcp: this is the Notanda MCP server. It speaks MCP (JSON-RPC) on standard input"
-    " and output, and an MCP client (Claude Desktop, an IDE, notanda-mcp-client) normally"
-    " starts it; typed text is not a search.\n"
+    " and output, and an MCP client normally starts it (Claude Desktop, an IDE,"
+    " notanda-mcp-client); typed text is not a search.\n"
     "notanda-mcp: to try it by hand: notanda-mcp-client --evidence-dir DIR --offline"
     " --query 'reproducibility', or notanda-mcp demo DIR (docs/mcp-clients.md).\n"
     "notanda-mcp: waiting for a client; press Ctrl-D to quit.\n"

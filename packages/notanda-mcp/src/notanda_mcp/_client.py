@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from notanda_evidence.verify_file import printable, printable_json
+from notanda_openalex._vocabulary import DEFAULT_LIMIT, MAX_LIMIT
 
+from . import _usage
 from ._errors import NotandaMcpError
-from ._schemas import DEFAULT_LIMIT, MAX_LIMIT
 from ._schemas import GET_EVIDENCE, SEARCH_LITERATURE, tool_names
 from ._stdio_client import stdio_session
-from . import _usage
 from ._usage import EXIT_OK, EXIT_USAGE, UsageParser, _Usage, parse_toolsets
 from ._version import __version__
 
