@@ -257,6 +257,18 @@ def test_the_finding_tables_list_exactly_the_codes_the_verifier_and_audit_emit(
         assert all(len(row) == len(table[0]) and row[-1] for row in table[1:]), table
 
 
+def test_the_record_findings_table_gives_the_remedies_the_verifier_prints(
+    errors_md: str,
+) -> None:
+    """Each row's remedy is, word for word, ``verify_file.REMEDIES`` of every code it lists."""
+    records, _ = _tables(_section(errors_md, "## Verifier findings"))
+    documented: dict[str, str] = {}
+    for row in records[1:]:
+        for code in re.findall(r"`([a-z_]+\.[a-z_]+)`", row[0]):
+            documented[code] = row[-1]
+    assert documented == {code.value: remedy for code, remedy in verify_file.REMEDIES.items()}
+
+
 def test_the_storage_reasons_are_documented(errors_md: str) -> None:
     from notanda_evidence import StorageReason
 

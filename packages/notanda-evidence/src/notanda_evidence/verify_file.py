@@ -300,7 +300,8 @@ REMEDIES: dict[Code, str] = {
     ),
     **dict.fromkeys(
         (Code.IDENTITY_MISMATCH, Code.OUTCOME_MISMATCH),
-        "the record's files disagree with each other: " + _RESTORE_ALTERED,
+        "the record's files disagree with each other: treat it as altered and restore it from"
+        " a backup",
     ),
     Code.OBSERVATION_WORK_MISSING: (
         "the check's answer disagrees with what OpenAlex returned: " + _RESTORE_ALTERED
