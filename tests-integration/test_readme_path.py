@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 from harness import (
     DIST_DIR,
-    SCRIPTS,
     REPO_ROOT,
+    SCRIPTS,
     RawSession,
     launcher_argv,
     record_ids,
@@ -300,7 +300,7 @@ NEWCOMER_MARKER = "<!-- integration: newcomer -->"
 
 
 def _newcomer_blocks() -> list[str]:
-    """The README's blocks marked ``newcomer``: the demo, the offline client, the copied verifier."""
+    """The README's ``newcomer`` blocks: the demo, the offline client, the copied verifier."""
     lines = (REPO_ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     blocks = []
     for number, line in enumerate(lines):
@@ -323,7 +323,8 @@ def test_readme_newcomer_path_runs_as_written(tmp_path: Path) -> None:
     assert len(blocks) == 3
     assert "notanda-mcp demo" in blocks[0]
     assert "--offline" in blocks[1]
-    assert "verify_file.py" in blocks[2] and "-I -S" in blocks[2]
+    assert "verify_file.py" in blocks[2]
+    assert "-I -S" in blocks[2]
     home = tmp_path / "home"
     home.mkdir()
     checkout = tmp_path / "checkout"
