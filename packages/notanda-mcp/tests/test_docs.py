@@ -137,7 +137,6 @@ def test_the_exit_code_table_matches_the_code(
         server["EXIT_OK"],
         server["EXIT_FORCED"],
         server["EXIT_USAGE"],
-        server["EXIT_BROKEN_PIPE"],
     }
     assert set(documented["notanda-mcp doctor"]) == set(server.values())
     assert set(documented["notanda-mcp demo"]) == set(server.values())
@@ -173,7 +172,6 @@ def test_the_exit_code_table_matches_the_code(
             (command, 141): "output was closed"
             for command in (
                 "notanda-evidence",
-                "notanda-mcp",
                 "notanda-mcp doctor",
                 "notanda-mcp demo",
                 "notanda-mcp-client",
