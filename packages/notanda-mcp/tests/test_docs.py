@@ -259,12 +259,19 @@ def test_the_record_findings_table_gives_the_remedies_the_verifier_prints(
     errors_md: str,
 ) -> None:
     """Each row's remedy is, word for word, ``verify_file.REMEDIES`` of every code it lists."""
-    records, _ = _tables(_section(errors_md, "## Verifier findings"))
-    documented: dict[str, str] = {}
-    for row in records[1:]:
-        for code in re.findall(r"`([a-z_]+\.[a-z_]+)`", row[0]):
-            documented[code] = row[-1]
-    assert documented == {code.value: remedy for code, remedy in verify_file.REMEDIES.items()}
+    from notanda_evidence._log import LogCode
+
+    records, log = _tables(_section(errors_md, "## Verifier findings"))
+
+    def remedies(table: list[list[str]]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for row in table[1:]:
+            for code in re.findall(r"`([a-z_]+\.[a-z_]+)`", row[0]):
+                found[code] = row[-1]
+        return found
+
+    assert remedies(records) == {code.value: text for code, text in verify_file.REMEDIES.items()}
+    assert remedies(log) == {code.value: code.remedy or "none" for code in LogCode}
 
 
 def test_the_storage_reasons_are_documented(errors_md: str) -> None:

@@ -203,8 +203,12 @@ class FindingCode(_StrEnum):
 
     @property
     def remedy(self) -> str | None:
-        """What to do about a finding of this code, in one line; None for a family without."""
+        """What to do about a finding of this code, in one line; None if there is nothing to do."""
         return None
+
+    def has_remedies(self) -> bool:
+        """Whether the family states remedies: its findings' ``--json`` then has ``remedy``."""
+        return False
 
 
 class Code(FindingCode):
@@ -246,6 +250,10 @@ class Code(FindingCode):
     def remedy(self) -> str:
         """What to do about it, in one line: the verifier prints it under the finding."""
         return REMEDIES[self]
+
+    def has_remedies(self) -> bool:
+        """Every record code has a remedy."""
+        return True
 
 
 _RESTORE_ALTERED = "treat the record as altered and restore it from a backup"
@@ -340,8 +348,8 @@ class Finding:
     def to_json(self) -> dict[str, Any]:
         """Return the finding as it appears in the ``--json`` report."""
         located = {key: getattr(self, key) for key in self.code.report_keys()}
-        # A family whose codes have remedies (a record's: every one) reports them.
-        remedy = {} if self.code.remedy is None else {"remedy": self.code.remedy}
+        # A family that states remedies (a record's, the log's) reports them.
+        remedy = {"remedy": self.code.remedy} if self.code.has_remedies() else {}
         return dict(
             sorted(
                 {
