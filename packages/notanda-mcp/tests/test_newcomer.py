@@ -227,9 +227,12 @@ def test_the_client_offline_searches_through_the_doctors_provider(tmp_path: Path
     assert done.returncode == 1
     wrong = json.loads(done.stdout)
     assert wrong["error"] == "receipt_mismatch"
+    assert wrong["reason"] == "receipt_malformed"
+    assert wrong["detail"] == (
+        "16 characters; a receipt is 64 lowercase hex digits: check it was copied whole"
+    )
     assert wrong["remedy"] == (
-        "the receipt given has 16 characters; a receipt is 64 lowercase hex digits: "
-        "check it was copied whole"
+        "copy the receipt again, whole, as the search returned it: 64 lowercase hex digits"
     )
     assert "replaced" not in done.stdout
 

@@ -116,6 +116,11 @@ class Reply:
             object.__setattr__(self, "content", {**self.content, "remedy": remedy})
 
 
+#: The ``reason`` of a ``receipt_mismatch`` whose receipt is not 64 lowercase hex
+#: digits; its ``detail`` says what was given against what a receipt is.
+RECEIPT_MALFORMED = "receipt_malformed"
+
+
 def remedy_for(content: Mapping[str, Any]) -> str | None:
     """The one-line remedy for an answer's ``error`` (or ``incomplete`` status), or None."""
     code = content.get("error")
@@ -127,6 +132,11 @@ def remedy_for(content: Mapping[str, Any]) -> str | None:
 
     from ._schemas import REMEDIES
 
+    if code == ToolError.RECEIPT_MISMATCH and content.get("reason") == RECEIPT_MALFORMED:
+        # Not a receipt at all: nothing is said of the record, least of all a replacement.
+        from notanda_evidence.verify_file import Code
+
+        return Code.RECEIPT_MALFORMED.remedy
     try:  # a stored detail or reason this release does not know keeps the code's remedy
         if code == ToolError.CONFIGURATION_ERROR:
             return ConfigurationDetail(str(content.get("detail"))).remedy
@@ -616,8 +626,9 @@ class EvidenceService:
             }
             problem = receipt_problem(receipt) if receipt is not None else None
             if result.outcome is Outcome.RECEIPT_MISMATCH and problem is not None:
-                # A receipt that is not one says so, never that the record was replaced.
-                content["remedy"] = f"the receipt given has {problem}"
+                # What was given, against what a receipt is (never the value itself).
+                content["reason"] = RECEIPT_MALFORMED
+                content["detail"] = problem
             return Reply(content, is_error=True)
         if pending is None:  # pragma: no cover - an ok record has a valid ID
             pending = start_log_call(log, partial(log.lookup, valid_id))
