@@ -9,6 +9,8 @@ Exit codes, the same for every subcommand (``docs/errors.md``):
   an unexpected failure (a bug), which reaches no verdict.
 * 3: nothing failed, but something is incomplete, not yet logged, or could
   not be checked (a time-stamp token's signature without openssl).
+* 141: the output was closed before the command finished; it stops quietly
+  (``verify_file.quiet_broken_pipe``), and what it had done stays done.
 """
 
 from __future__ import annotations

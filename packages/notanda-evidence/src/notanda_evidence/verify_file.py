@@ -24,7 +24,8 @@ the version before it defines anything.
 Exit codes: 0 every record complete and intact; 1 any integrity, receipt or
 unsupported-version finding; 2 no verdict: a usage error (including a PATH
 that holds no record), a Python older than 3.9, or an internal error of the
-verifier itself; 3 no failure but at least one incomplete record.
+verifier itself; 3 no failure but at least one incomplete record; 141 the
+output was closed before the end (quietly, no traceback).
 """
 
 from __future__ import annotations

@@ -10,7 +10,10 @@ doctor found a problem, a demo step failed, or a second signal stopped the
 server at once; 2 usage error, bad evidence directory or unusable
 configuration (also a bad ``--timestamp-url`` or ``--timestamp-every``, or
 ``--timestamp-every`` without ``--timestamp-url``).
-Every usage error ends with a one-line remedy.
+Every usage error ends with a one-line remedy; a mistyped command is answered
+with the nearest one. Every command exits 141, quietly, when its output is
+closed early (``quiet_broken_pipe``). Started with a terminal on stdin, the
+server says once on stderr what it is and how to try it (``TERMINAL_NOTICE``).
 
 Nothing heavy is imported before the arguments are checked and logging is in
 place, and the provider client is not imported until the first search.
@@ -203,7 +206,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_USAGE
     from ._server import build_server
 
-    if sys.stdin.isatty():
+    if sys.stdin is not None and sys.stdin.isatty():
         sys.stderr.write(TERMINAL_NOTICE)
         sys.stderr.flush()
     build_server(

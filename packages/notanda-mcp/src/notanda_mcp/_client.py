@@ -12,7 +12,10 @@ file kept outside the evidence directory.
 
 Exit codes (``docs/errors.md``): 0 the tool succeeded; 1 the tool answered
 with an error (``isError``); 2 usage; 3 the server could not be reached or
-offered the wrong tools; 4 the returned result differs from the stored record.
+offered the wrong tools; 4 the returned result differs from the stored record;
+141 the output was closed before the end (quietly; the record stays sealed).
+``--offline`` starts the server with the built-in provider ``doctor`` and
+``demo`` use (``_selftest``): no network, no key, and its records say injected.
 """
 
 from __future__ import annotations
