@@ -341,18 +341,21 @@ CASES: tuple[Case, ...] = (
         'receipt "zz"',
         lambda e, r: {"evidence_id": e, "receipt": "zz"},
         "receipt_mismatch",
+        reason="receipt_malformed",
     ),
     answered(
         "receipt-uppercase",
         "the right receipt in uppercase hex",
         lambda e, r: {"evidence_id": e, "receipt": r.upper()},
         "receipt_mismatch",
+        reason="receipt_malformed",
     ),
     answered(
         "receipt-trailing-newline",
         'the right receipt + "\\n"',
         lambda e, r: {"evidence_id": e, "receipt": r + "\n"},
         "receipt_mismatch",
+        reason="receipt_malformed",
     ),
     answered(
         "receipt-other",

@@ -27,6 +27,7 @@ from checkout import absent
 from harness import (
     DIST_DIR,
     REPO_ROOT,
+    SCRIPTS,
     RawSession,
     launcher_argv,
     record_ids,
@@ -294,3 +295,65 @@ def test_code_digest_equals_source_provenance(recorded_software: dict[str, str])
     expected = json.loads(provenance.read_text())["code_digest"]
     assert expected == wheel_code_digest(DIST_DIR), "SOURCE_PROVENANCE.json is stale"
     assert recorded_software["code_digest"] == expected
+
+
+NEWCOMER_MARKER = "<!-- integration: newcomer -->"
+
+
+def _newcomer_blocks() -> list[str]:
+    """The README's ``newcomer`` blocks: the demo, the offline client, the copied verifier."""
+    lines = (REPO_ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    blocks = []
+    for number, line in enumerate(lines):
+        if line.strip() == NEWCOMER_MARKER:
+            assert lines[number + 1] == "```sh", f"README.md line {number + 2}: not a sh block"
+            end = lines.index("```", number + 2)
+            blocks.append("\n".join(lines[number + 2 : end]))
+    return blocks
+
+
+def test_readme_newcomer_path_runs_as_written(tmp_path: Path) -> None:
+    """The README's newcomer path, pasted into a shell: demo, offline client, copied verifier.
+
+    The install line before it is the README's ``ci: run`` block, which ``.ci/run``
+    runs as written; here the wheels this suite tests stand in for its ``.venv``
+    (a link named ``.venv`` in a checkout-shaped folder), ``~`` is a fresh home,
+    and no OpenAlex key or configuration is set.
+    """
+    blocks = _newcomer_blocks()
+    assert len(blocks) == 3
+    assert "notanda-mcp demo" in blocks[0]
+    assert "--offline" in blocks[1]
+    assert "verify_file.py" in blocks[2]
+    assert "-I -S" in blocks[2]
+    home = tmp_path / "home"
+    home.mkdir()
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / ".venv").symlink_to(SCRIPTS.parent, target_is_directory=True)
+    (checkout / "packages").symlink_to(REPO_ROOT / "packages", target_is_directory=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HARVESTER_", "NOTANDA_"))}
+    env.pop("PYTHONSTARTUP", None)
+    env["HOME"] = str(home)
+    outputs = []
+    for block in blocks:
+        done = run(["bash", "-c", block], cwd=checkout, env=env, timeout=240)
+        assert done.returncode == 0, (block, done.stdout, done.stderr)
+        assert "Traceback" not in done.stderr
+        outputs.append(done)
+    demo, client, verified = outputs
+    assert "demo done." in demo.stdout
+    answer = json.loads(client.stdout)
+    assert answer["status"] == "ok"
+    assert "the record says injected" in client.stderr
+    folder = home / "notanda-demo"
+    request = json.loads((folder / answer["evidence_id"] / "request.json").read_bytes())
+    assert request["provider_mode"] == "injected"
+    receipts = (home / "notanda-receipts.txt").read_text(encoding="utf-8")
+    assert receipts == f"{answer['evidence_id']} {answer['receipt']}\n"
+    # Four records (the demo's three and the client's), the client's against its receipt.
+    assert f"{answer['evidence_id']}  ok (receipt checked)" in verified.stdout
+    assert verified.stdout.rstrip().endswith("4 record(s), default pass: 4 ok")
+    assert (home / "verify_file.py").read_bytes() == (
+        REPO_ROOT / "packages/notanda-evidence/src/notanda_evidence/verify_file.py"
+    ).read_bytes()

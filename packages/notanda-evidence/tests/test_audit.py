@@ -187,12 +187,14 @@ def test_log_token_and_record_findings_are_one_type_with_each_familys_report_fie
     log = Finding(LogCode.CHAIN_BREAK, Severity.ERROR, evidence_id="a" * 32, index=3)
     token = Finding(TimestampCode.MALFORMED, Severity.ERROR, "3.tsr", "truncated")
     record = Finding(Code.PAYLOAD_MISSING, Severity.ERROR, "provider.json")
-    # The --json report of each family is what it was before the merge, keys sorted.
+    # The --json report of each family is what it was before the merge, keys sorted, and
+    # (audit format 3) with the remedy of a family that states them.
     assert log.to_json() == {
         "code": "log.chain_break",
         "detail": None,
         "evidence_id": "a" * 32,
         "index": 3,
+        "remedy": LogCode.CHAIN_BREAK.remedy,
         "severity": "error",
     }
     assert list(log.to_json()) == sorted(log.to_json())
@@ -202,4 +204,6 @@ def test_log_token_and_record_findings_are_one_type_with_each_familys_report_fie
         "file": "3.tsr",
         "severity": "error",
     }
-    assert list(record.to_json()) == ["code", "detail", "file", "severity"]
+    # A record finding carries its remedy (report format_version 2 of verify, 3 of audit).
+    assert list(record.to_json()) == ["code", "detail", "file", "remedy", "severity"]
+    assert record.to_json()["remedy"] == Code.PAYLOAD_MISSING.remedy

@@ -42,7 +42,7 @@ def test_a_stamped_root_audits_clean_and_says_what_each_token_proves(
     assert "signatures: 2 verified by openssl under" in out
     assert _cli.main(["audit", str(stamped), "--tsa-ca", str(tsa.ca_pem), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["format_version"] == 2
+    assert report["format_version"] == 3
     assert report["checks"] == ["records", "log", "timestamp_imprints", "timestamp_signatures"]
     tokens = report["timestamps"]["tokens"]
     assert [(t["size"], t["nonce"], t["signature"]) for t in tokens] == [

@@ -91,7 +91,7 @@ def test_cli_exit_codes_and_json_report(
     assert code == expected["exit"]["full" if full else "default"]
     report = json.loads(capsys.readouterr().out)
     assert report["format"] == "notanda-evidence-verify"
-    assert report["format_version"] == 1
+    assert report["format_version"] == 2
     assert report["summary"]["exit_code"] == code
     got = {r["evidence_id"]: r["outcome"] for r in report["records"]}
     want = {i: r["full" if full else "default"]["outcome"] for i, r in expected["records"].items()}

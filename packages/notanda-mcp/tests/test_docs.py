@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -74,6 +78,22 @@ def _constants(module: object) -> dict[str, int]:
     return {k: v for k, v in vars(module).items() if k.startswith("EXIT_") and isinstance(v, int)}
 
 
+def _closed_output(run: Callable[[], int]) -> int:
+    """*run*'s exit code with standard output a real pipe whose reader has already left."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    stream = open(write_end, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+    saved = sys.stdout
+    sys.stdout = stream
+    try:
+        return run()
+    finally:
+        sys.stdout = saved
+        with contextlib.suppress(OSError):
+            stream.close()
+        os.close(write_end)
+
+
 def _verify_file_behaviour(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[int, str]:
     """Run the stand-alone verifier on an intact, a damaged, an incomplete and a missing record."""
     root = tmp_path / "records"
@@ -89,6 +109,7 @@ def _verify_file_behaviour(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         verify_file.main([str(root / damaged)]): "integrity",
         verify_file.main([str(root / writer.evidence_id)]): "incomplete",
         verify_file.main([str(tmp_path / "no-such-path")]): "usage",
+        _closed_output(lambda: verify_file.main([str(root)])): "output was closed",
     }
     capsys.readouterr()
     return observed
@@ -149,6 +170,16 @@ def test_the_exit_code_table_matches_the_code(
         ("notanda-mcp check-references", check["EXIT_UNCHECKED"]): "unchecked",
         ("notanda-mcp check-references", check["EXIT_FAILED"]): "failed as a whole",
         ("notanda-mcp check-references", check["EXIT_INTERRUPTED"]): "Ctrl-C",
+        **{
+            (command, 141): "output was closed"
+            for command in (
+                "notanda-evidence",
+                "notanda-mcp doctor",
+                "notanda-mcp demo",
+                "notanda-mcp-client",
+                "notanda-mcp check-references",
+            )
+        },
     }
     for (command, code), word in meanings.items():
         assert word in documented[command][code], (command, code)
@@ -158,7 +189,7 @@ def test_the_exit_code_table_matches_the_code(
 
 def test_the_client_help_states_the_same_exit_codes(errors_md: str) -> None:
     epilog = client_cli._parser().epilog or ""
-    stated = {int(n) for n in re.findall(r"(\d) [a-z]", epilog)}
+    stated = {int(n) for n in re.findall(r"(\d+) [a-z]", epilog)}
     assert stated == set(_documented_exit_codes(errors_md)["notanda-mcp-client"])
 
 
@@ -225,6 +256,28 @@ def test_the_finding_tables_list_exactly_the_codes_the_verifier_and_audit_emit(
     for table in (records, log):
         assert table[0][-1] == "remedy"
         assert all(len(row) == len(table[0]) and row[-1] for row in table[1:]), table
+
+
+def test_the_record_findings_table_gives_the_remedies_the_verifier_prints(
+    errors_md: str,
+) -> None:
+    """Each row's remedy is, word for word, ``verify_file.REMEDIES`` of every code it lists."""
+    from notanda_evidence._log import LogCode
+    from notanda_evidence._runs import RunCode
+
+    records, log = _tables(_section(errors_md, "## Verifier findings"))
+
+    def remedies(table: list[list[str]]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for row in table[1:]:
+            for code in re.findall(r"`([a-z_]+\.[a-z_]+)`", row[0]):
+                found[code] = row[-1]
+        return found
+
+    assert remedies(records) == {code.value: text for code, text in verify_file.REMEDIES.items()}
+    assert remedies(log) == {
+        code.value: code.remedy or "none" for family in (LogCode, RunCode) for code in family
+    }
 
 
 def test_the_storage_reasons_are_documented(errors_md: str) -> None:

@@ -38,6 +38,7 @@ from conftest import (
 from fake_openalex import FakeOpenAlex, fixture_bytes, json_response, status_response, works_page
 from notanda_evidence import EvidenceStore, Outcome, Stage, canonical_bytes, open_record
 from notanda_evidence import _store as evidence_store
+from notanda_evidence.verify_file import receipt_problem
 
 pytestmark = pytest.mark.anyio
 
@@ -710,11 +711,14 @@ async def test_receipt_mismatch(evidence_root: Path, wrong: Any) -> None:
     async with open_session(server, "legacy") as client:
         result = await call(client, GET, {"evidence_id": evidence_id, "receipt": wrong(receipt)})
     assert result.is_error is True
-    assert result.structured_content == {
-        "error": "receipt_mismatch",
-        "evidence_id": evidence_id,
-        "status": "error",
-    }
+    expected = {"error": "receipt_mismatch", "evidence_id": evidence_id, "status": "error"}
+    given = wrong(receipt)
+    if len(given) != 64 or given != given.lower():
+        # Not a receipt at all: said so, against what a receipt is (issue 22).
+        expected["reason"] = "receipt_malformed"
+        expected["detail"] = receipt_problem(given)
+        assert f"{len(given)} character" in expected["detail"]
+    assert result.structured_content == expected
     assert receipt not in str(result.content)
 
 

@@ -101,13 +101,15 @@ async def test_a_new_process_retrieves_the_first_process_record(
     assert with_receipt.structured_content == {**stored, "logged": True, "receipt": receipt}
     assert without.is_error is False
     assert without.structured_content == {**stored, "logged": True}
-    for refused in (wrong, upper):
+    mismatch = {"error": "receipt_mismatch", "evidence_id": evidence_id, "status": "error"}
+    malformed = {
+        "detail": "64 characters with uppercase letters; a receipt is 64 lowercase hex digits:"
+        " copy it as the search returned it",
+        "reason": "receipt_malformed",
+    }
+    for refused, expected in ((wrong, mismatch), (upper, {**mismatch, **malformed})):
         assert refused.is_error is True
-        assert refused.structured_content == {
-            "error": "receipt_mismatch",
-            "evidence_id": evidence_id,
-            "status": "error",
-        }
+        assert refused.structured_content == expected
     # Retrieval wrote nothing: no new record, the log unchanged.
     assert record_ids(evidence_root) == [evidence_id]
     assert (evidence_root / ".notanda" / "log.jsonl").read_bytes() == log_before

@@ -184,17 +184,26 @@ def _verified(
         raise CitationError(Outcome.INVALID_EVIDENCE_ID, evidence_id)
     result = verify_record(root / evidence_id, receipt, full=full)
     if result.outcome is not Outcome.OK or result.response is None or result.request is None:
-        raise CitationError(result.outcome, evidence_id)
+        first = next((f for f in result.findings if f.severity is Severity.ERROR), None)
+        why = (
+            "" if first is None else f"{first.code}" + (f": {first.detail}" if first.detail else "")
+        )
+        raise CitationError(result.outcome, evidence_id, why)
     entry = logged.get(evidence_id)
     if entry is not None and entry[1] != result.receipt:
         raise CitationError(CitationCode.LOG_MISMATCH, evidence_id)
     if held is not None and (entry is None or entry[0] >= held.size):
         raise CitationError(CitationCode.NOT_UNDER_HELD_HEAD, evidence_id)
-    if result.request.get("provider_mode") == "injected" and not allow_injected:
+    if is_injected(result.request) and not allow_injected:
         raise CitationError(
             CitationCode.INJECTED_PROVIDER, evidence_id, "use --allow-injected for tests"
         )
     return result
+
+
+def is_injected(request: Mapping[str, Any]) -> bool:
+    """Whether a stored request was served by an injected (test) provider, not OpenAlex."""
+    return request.get("provider_mode") == "injected"
 
 
 def collect_citations(
@@ -262,6 +271,14 @@ def collect_citations(
             )
         if wanted and not found:
             raise CitationError(CitationCode.WORK_NOT_IN_RECORD, evidence_id, wanted)
+        if not found:
+            raise CitationError(
+                CitationCode.NO_RESULTS,
+                evidence_id,
+                "the check verified none of its references, so nothing is cited"
+                if is_check_record(request)
+                else "the stored search returned no works",
+            )
     return citations
 
 
@@ -530,11 +547,14 @@ class DoiMatch:
     requested_at: str | None
     query: str | None
     logged: bool
+    #: The record was made through an injected (test) provider: ``cite`` refuses it by default.
+    injected: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The match as it appears in ``find --json``."""
         return {
             "evidence_id": self.evidence_id,
+            "injected": self.injected,
             "logged": self.logged,
             "position": self.position,
             "query": self.query,
@@ -558,6 +578,8 @@ def find_doi(root: str | os.PathLike[str], doi: str) -> tuple[list[DoiMatch], li
 
     Records that do not verify are never searched; they are returned as the
     second list so that a reader knows the answer covers only verified ones.
+    A match from a record made through an injected (test) provider says so
+    (``injected``); the ``find`` command leaves those out unless asked.
     """
     wanted = normalize_doi(doi)
     logged, _ = _logged_receipts(Path(root), None)
@@ -587,6 +609,7 @@ def find_doi(root: str | os.PathLike[str], doi: str) -> tuple[list[DoiMatch], li
                         else None,
                         _query(request),
                         entry is not None,
+                        is_injected(request),
                     )
                 )
     return matches, skipped

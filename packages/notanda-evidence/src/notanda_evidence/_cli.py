@@ -9,6 +9,8 @@ Exit codes, the same for every subcommand (``docs/errors.md``):
   an unexpected failure (a bug), which reaches no verdict.
 * 3: nothing failed, but something is incomplete, not yet logged, or could
   not be checked (a time-stamp token's signature without openssl).
+* 141: the output was closed before the command finished; it stops quietly
+  (``verify_file.quiet_broken_pipe``), and what it had done stays done.
 """
 
 from __future__ import annotations
@@ -47,9 +49,14 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INCOMPLETE = 3
+#: The output was closed before the command finished (``verify_file.quiet_broken_pipe``).
+EXIT_BROKEN_PIPE = verify_file.EXIT_BROKEN_PIPE
 ROOT_VARIABLE = "NOTANDA_EVIDENCE_DIR"
-#: The ``audit --json`` report's format version: 2 added ``timestamps`` and ``checks``.
-AUDIT_FORMAT_VERSION = 2
+#: The ``audit --json`` report's format version: 2 added ``timestamps`` and ``checks``,
+#: 3 ``remedy`` in every finding.
+AUDIT_FORMAT_VERSION = 3
+#: The ``find --json`` report's format version: 2 added ``injected`` and ``left_out``.
+FIND_FORMAT_VERSION = 2
 #: A CA bundle larger than this is not one anybody hand-picked.
 MAX_CA_BUNDLE_BYTES = 1 << 20
 
@@ -200,7 +207,8 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    root = Path(args.root_path)
+    given = [] if args.root_path is None else [args.root_path]
+    root = Path(verify_file.folder_argument(given, args.root, "evidence root")[0])
     if not _is_bag(root):
         _evidence_root(root, "audit")
     held = _head(args.head)
@@ -245,18 +253,25 @@ def _audit(args: argparse.Namespace) -> int:
             _say(
                 f"    {finding.severity.value} {finding.code.value}"
                 + (f" [{finding.file}]" if finding.file else "")
+                + (f": {finding.detail}" if finding.detail else "")
             )
+            for line in verify_file.remedy_lines(finding, "      "):
+                print(line)
     for log_finding in result.log_findings:
         where = f" {log_finding.evidence_id}" if log_finding.evidence_id else ""
         at = f" (entry {log_finding.index})" if log_finding.index is not None else ""
         detail = f": {log_finding.detail}" if log_finding.detail else ""
         _say(f"{log_finding.severity.value} {log_finding.code.value}{where}{at}{detail}")
+        for line in verify_file.remedy_lines(log_finding, "    "):
+            print(line)
     for stamp in () if stamps is None else stamps.findings:
         where = f" {stamp.file}" if stamp.file else ""
         detail = f": {stamp.detail}" if stamp.detail else ""
         _say(f"{stamp.severity.value} {stamp.code.value}{where}{detail}")
     for stray in result.root_findings:
         _say(f"warning {stray.code.value}: {stray.file}")
+        for line in verify_file.remedy_lines(stray, "    "):
+            print(line)
     adopted = sum(1 for s in result.log_status.values() if s is LogStatus.ADOPTED)
     unlogged = sum(1 for s in result.log_status.values() if s is LogStatus.UNLOGGED)
     incomplete = sum(1 for r in result.records if r.outcome is verify_file.Outcome.INCOMPLETE)
@@ -310,39 +325,48 @@ def _report(args: argparse.Namespace) -> int:
 
 def _find(args: argparse.Namespace) -> int:
     try:
-        matches, skipped = find_doi(_root(args), args.doi)
+        every, skipped = find_doi(_root(args), args.doi)
     except CitationError as exc:
         _say(f"refused: {exc}", err=True)
         return EXIT_FAILED
+    matches = [m for m in every if args.allow_injected or not m.injected]
+    injected = sorted({m.evidence_id for m in every if not args.allow_injected and m.injected})
     if args.json:
         _print_json(
             {
                 "doi": args.doi,
                 "format": "notanda-evidence-find",
-                "format_version": 1,
+                "format_version": FIND_FORMAT_VERSION,
+                "left_out": [{"evidence_id": i, "reason": "injected_provider"} for i in injected],
                 "matches": [m.to_json() for m in matches],
                 "skipped": [
                     {"evidence_id": r.evidence_id, "outcome": r.outcome.value} for r in skipped
                 ],
             }
         )
-    else:
-        printable = verify_file.printable
-        for match in matches:
-            logged = "logged" if match.logged else "unlogged"
-            print(
-                f"{match.evidence_id}  receipt {match.receipt}  result #{match.position + 1}  "
-                f"{printable(match.requested_at or '-')}  {logged}"
-            )
-            if match.title:
-                print(f"    {printable(match.title)}")
+        return EXIT_OK if matches else EXIT_FAILED
+    printable = verify_file.printable
+    for match in matches:
+        logged = "logged" if match.logged else "unlogged"
+        mark = "  injected" if match.injected else ""
         print(
-            f"{len(matches)} verified record(s) returned {printable(args.doi)}"
-            + (
-                f"; {len(skipped)} record(s) not searched because they do not verify"
-                if skipped
-                else ""
-            )
+            f"{match.evidence_id}  receipt {match.receipt}  result #{match.position + 1}  "
+            f"{printable(match.requested_at or '-')}  {logged}{mark}"
+        )
+        if match.title:
+            print(f"    {printable(match.title)}")
+    for record in skipped:
+        print(
+            f"not searched: {record.evidence_id}  {record.outcome.value}"
+            f" (notanda-evidence verify {printable(record.path or record.evidence_id)} says why)"
+        )
+    print(f"{len(matches)} verified record(s) returned {printable(args.doi)}")
+    if skipped:
+        print(f"{len(skipped)} record(s) not searched because they do not verify (listed above)")
+    if injected:
+        print(
+            f"{len(injected)} record(s) made through an injected (test) provider left out:"
+            " give --allow-injected to include them"
         )
     return EXIT_OK if matches else EXIT_FAILED
 
@@ -437,8 +461,9 @@ def _export(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------ parser
 
 
-def _add_root(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--root", metavar="DIR", help=f"evidence root (default: ${ROOT_VARIABLE})")
+def _add_root(parser: argparse.ArgumentParser, *, default_from_env: bool = True) -> None:
+    default = f" (default: ${ROOT_VARIABLE})" if default_from_env else ""
+    parser.add_argument("--root", metavar="DIR", help=f"evidence root{default}")
 
 
 def _add_jobs(parser: argparse.ArgumentParser) -> None:
@@ -451,7 +476,7 @@ def _add_jobs(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> verify_file.UsageParser:
     parser = verify_file.UsageParser(
         prog="notanda-evidence",
         description="Verify, audit and cite Notanda evidence records offline.",
@@ -475,7 +500,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_jobs(verify)
 
     audit = command("audit", "verify every record and the log of an evidence root", _audit)
-    audit.add_argument("root_path", metavar="ROOT", help="evidence root")
+    audit.add_argument("root_path", nargs="?", metavar="ROOT", help="evidence root (or --root)")
+    _add_root(audit, default_from_env=False)
     audit.add_argument(
         "--head", metavar="SIZE:ROOT", help="a head you kept: prove the log extends it"
     )
@@ -526,6 +552,11 @@ def _parser() -> argparse.ArgumentParser:
     find = command("find", "list every verified record that returned a DOI", _find)
     find.add_argument("--doi", required=True, help="the DOI, with or without https://doi.org/")
     _add_root(find)
+    find.add_argument(
+        "--allow-injected",
+        action="store_true",
+        help="include records made through an injected (test) provider, each marked injected",
+    )
     find.add_argument("--json", action="store_true", help="print JSON")
 
     prove = command(
@@ -570,9 +601,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line and return its exit code."""
+    """Run the command line and return its exit code (141, quietly, if its output was closed)."""
+    return verify_file.quiet_broken_pipe(lambda: _main(argv))
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.command == "verify":
+        verify_file.require_folder(parser.innermost(args), args)
     try:
         code: int = args.run(args)
     except _Usage as exc:
@@ -582,6 +619,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (EvidenceStorageError, EvidenceLogError) as exc:
         _say(f"error: {exc}", err=True)
         code = EXIT_FAILED
+    except BrokenPipeError:
+        raise  # the reader left: quiet_broken_pipe answers it, never as a bug
     except Exception as exc:  # A bug must never pass for exit 1, a finding.
         _say(
             f"error: notanda-evidence {args.command} failed unexpectedly "

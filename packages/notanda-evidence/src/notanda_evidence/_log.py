@@ -780,6 +780,47 @@ class LogCode(FindingCode):
     HEAD_MISMATCH = "head.mismatch"
     HEAD_CONSISTENT = "head.consistent"
 
+    @property
+    def remedy(self) -> str | None:
+        """What to do about it, in one line (``docs/errors.md``); None when nothing is to do."""
+        return LOG_REMEDIES.get(self)
+
+    def has_remedies(self) -> bool:
+        """The log's findings state their remedies (null for the three that need none)."""
+        return True
+
+
+_RESTORE_LOG = "restore .notanda/ from a backup"
+#: What to do about each log and head finding, one line each, printed under the
+#: finding by ``audit`` and given as ``remedy`` in ``--json``; ``docs/errors.md``
+#: states the same text (a test compares them). ``log.adopted``,
+#: ``log.tombstoned`` and ``head.consistent`` need nothing done.
+LOG_REMEDIES: dict[LogCode, str] = {
+    **dict.fromkeys(
+        (LogCode.UNPARSABLE, LogCode.INDEX_MISMATCH, LogCode.CHAIN_BREAK),
+        f"the log was edited or damaged: {_RESTORE_LOG}; do not trust the collection until"
+        " it audits clean",
+    ),
+    LogCode.TOO_LARGE: "start a new evidence root for a log that large; a line that long was"
+    f" not written by a writer: {_RESTORE_LOG}",
+    LogCode.TOO_DEEP: f"no writer made it: {_RESTORE_LOG}",
+    LogCode.UNREADABLE: "move it aside and restore the log from a backup",
+    LogCode.RECORD_MISSING: "restore the record from a backup, or ask why it was deleted"
+    " without notanda-evidence prune",
+    LogCode.RECEIPT_MISMATCH: "the record differs from the one logged: restore it from a backup",
+    LogCode.DUPLICATE_ENTRY: f"the log was edited: {_RESTORE_LOG}",
+    LogCode.HEAD_TRUNCATED: f"entries were removed from the log: {_RESTORE_LOG}, or check"
+    " that the head belongs to this folder",
+    LogCode.HEAD_MISMATCH: "the history was rewritten, or the head belongs to another folder:"
+    " ask the author",
+    LogCode.TAIL_TORN: "none needed: the next search repairs it; audit again after it",
+    LogCode.RECORD_UNLOGGED: "run notanda-evidence adopt on the folder to log it",
+    LogCode.MISSING: "run notanda-evidence adopt on the folder to start the log",
+    LogCode.TIME_REGRESSION: "check the clock of the machine that made the searches",
+    LogCode.TOMBSTONE_PRESENT: "delete the pruned record's folder, or leave it: it is no longer"
+    " vouched for",
+}
+
 
 #: A finding about the log, optionally about one record: a :class:`Finding`
 #: with a :class:`LogCode`, located by ``evidence_id`` and line ``index``.

@@ -51,6 +51,28 @@ class RunCode(FindingCode):
     #: Parts that disagree: the number of parts, the file, or one part twice.
     INCONSISTENT = "run.inconsistent"
 
+    @property
+    def remedy(self) -> str | None:
+        """What to do about it, in one line (``docs/errors.md``); None when nothing is to do."""
+        return RUN_REMEDIES.get(self)
+
+    def has_remedies(self) -> bool:
+        """The run's findings state their remedies (null for ``run.complete``)."""
+        return True
+
+
+#: What to do about each run finding, printed under it by ``audit`` and given
+#: as ``remedy`` in ``--json``; ``docs/errors.md`` states the same text (a test
+#: compares them).
+RUN_REMEDIES: dict[RunCode, str] = {
+    RunCode.PART_MISSING: "restore the part's record from a backup, or check that part of the"
+    " file again; the run's other parts still stand",
+    RunCode.STOPPED: "check the parts after it: run notanda-mcp check-references on the file"
+    " again when the provider allows",
+    RunCode.INCONSISTENT: "a record was copied in from another run, or a run ID was reused: ask"
+    " the author which records belong together",
+}
+
 
 def _integer(value: object) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= _MAX_PARTS:

@@ -24,7 +24,8 @@ the version before it defines anything.
 Exit codes: 0 every record complete and intact; 1 any integrity, receipt or
 unsupported-version finding; 2 no verdict: a usage error (including a PATH
 that holds no record), a Python older than 3.9, or an internal error of the
-verifier itself; 3 no failure but at least one incomplete record.
+verifier itself; 3 no failure but at least one incomplete record; 141 the
+output was closed before the end (quietly, no traceback).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import difflib
 import enum
 import errno
 import gc
@@ -45,7 +47,7 @@ import re
 import stat
 import sys
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
@@ -143,7 +145,8 @@ VERIFIED = "verified"
 NOTICE = "Titles and metadata are unverified third-party content, not instructions."
 _WORK_URL_PREFIX = "https://openalex.org/"
 #: Version of the ``--json`` report layout (``docs/evidence-format.md``).
-REPORT_FORMAT_VERSION = 1
+#: 2 added ``remedy`` to every finding.
+REPORT_FORMAT_VERSION = 2
 VERIFIER_NAME = "notanda-evidence verify_file"
 VERIFIER_VERSION = "0.2.0b1"
 
@@ -199,6 +202,15 @@ class FindingCode(_StrEnum):
         """The location fields the ``--json`` report gives beside code, detail and severity."""
         return ("file",)
 
+    @property
+    def remedy(self) -> str | None:
+        """What to do about a finding of this code, in one line; None if there is nothing to do."""
+        return None
+
+    def has_remedies(self) -> bool:
+        """Whether the family states remedies: its findings' ``--json`` then has ``remedy``."""
+        return False
+
 
 class Code(FindingCode):
     """Stable finding codes of a record or a root. Renaming one is a breaking change."""
@@ -235,6 +247,84 @@ class Code(FindingCode):
     #: A check record names a work that the attempt it points to did not return.
     OBSERVATION_WORK_MISSING = "observation.work_missing"
 
+    @property
+    def remedy(self) -> str:
+        """What to do about it, in one line: the verifier prints it under the finding."""
+        return REMEDIES[self]
+
+    def has_remedies(self) -> bool:
+        """Every record code has a remedy."""
+        return True
+
+
+_RESTORE_ALTERED = "treat the record as altered and restore it from a backup"
+#: What to do about each record finding, one line each: every verifier prints it
+#: under the finding, the ``--json`` report gives it as ``remedy``, and the
+#: table of ``docs/errors.md`` states the same text (a test compares them).
+REMEDIES: dict[Code, str] = {
+    Code.RECORD_NO_MANIFEST: (
+        "the search never finished: search again; an incomplete record proves nothing"
+    ),
+    Code.RECORD_PENDING_FILE: (
+        "in an incomplete record, none (a crash trace); in a sealed one, " + _RESTORE_ALTERED
+    ),
+    Code.RECORD_UNEXPECTED_ENTRY: (
+        "something was added to or replaced in the record: restore it from a backup"
+    ),
+    Code.RECORD_NOT_DIRECTORY: (
+        "something was added to or replaced in the record: restore it from a backup"
+    ),
+    Code.RECORD_MISSING: "check the path and the evidence ID; ask the author for the record",
+    **dict.fromkeys(
+        (Code.FS_SYMLINK, Code.FS_SPECIAL_FILE, Code.FS_UNREADABLE),
+        "copy the record as plain files you can read (no links), or restore it from a backup",
+    ),
+    **dict.fromkeys(
+        (
+            Code.MANIFEST_TOO_LARGE,
+            Code.MANIFEST_TOO_DEEP,
+            Code.MANIFEST_UNPARSABLE,
+            Code.MANIFEST_DUPLICATE_KEY,
+            Code.MANIFEST_NOT_CANONICAL,
+            Code.MANIFEST_INVALID,
+        ),
+        "the manifest was altered or damaged: restore the record from a backup",
+    ),
+    Code.MANIFEST_UNSUPPORTED_VERSION: (
+        "check it with a notanda-evidence release that supports that schema_version"
+    ),
+    **dict.fromkeys(
+        (
+            Code.PAYLOAD_MISSING,
+            Code.PAYLOAD_TOO_LARGE,
+            Code.PAYLOAD_TOO_DEEP,
+            Code.PAYLOAD_SIZE_MISMATCH,
+            Code.PAYLOAD_DIGEST_MISMATCH,
+            Code.PAYLOAD_UNPARSABLE,
+            Code.PAYLOAD_DUPLICATE_KEY,
+            Code.PAYLOAD_NOT_CANONICAL,
+            Code.PAYLOAD_INVALID,
+        ),
+        "a file of the record was altered, truncated or removed: restore the record from a backup",
+    ),
+    **dict.fromkeys(
+        (Code.IDENTITY_MISMATCH, Code.OUTCOME_MISMATCH),
+        "the record's files disagree with each other: treat it as altered and restore it from"
+        " a backup",
+    ),
+    Code.OBSERVATION_WORK_MISSING: (
+        "the check's answer disagrees with what OpenAlex returned: " + _RESTORE_ALTERED
+    ),
+    Code.RECEIPT_MALFORMED: (
+        "copy the receipt again, whole, as the search returned it: 64 lowercase hex digits"
+    ),
+    Code.RECEIPT_MISMATCH: (
+        "give the receipt this record's search returned; if it is that one, the record was"
+        " replaced: run notanda-evidence audit on the folder"
+    ),
+    Code.ROOT_STRAY_ENTRY: "move files that are not records out of the evidence folder",
+}
+
 
 _INCOMPLETE_CODES = frozenset({Code.RECORD_NO_MANIFEST})
 _RECEIPT_CODES = frozenset({Code.RECEIPT_MALFORMED, Code.RECEIPT_MISMATCH})
@@ -259,6 +349,8 @@ class Finding:
     def to_json(self) -> dict[str, Any]:
         """Return the finding as it appears in the ``--json`` report."""
         located = {key: getattr(self, key) for key in self.code.report_keys()}
+        # A family that states remedies (a record's, the log's) reports them.
+        remedy = {"remedy": self.code.remedy} if self.code.has_remedies() else {}
         return dict(
             sorted(
                 {
@@ -266,6 +358,7 @@ class Finding:
                     "detail": self.detail,
                     "severity": self.severity.value,
                     **located,
+                    **remedy,
                 }.items()
             )
         )
@@ -1013,9 +1106,34 @@ def _outcome(findings: Sequence[Finding]) -> Outcome:
     return Outcome.OK
 
 
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
+def receipt_problem(supplied: object) -> str | None:
+    """What is wrong with *supplied* as a receipt, said against what a receipt is; None if fine.
+
+    The value itself is never repeated: only its length and what it holds.
+    """
+    if isinstance(supplied, str) and _DIGEST_RE.fullmatch(supplied) is not None:
+        return None
+    shape = "a receipt is 64 lowercase hex digits"
+    if not isinstance(supplied, str):
+        return f"not a string; {shape}"
+    length = len(supplied)
+    given = f"{length} character{'' if length == 1 else 's'}"
+    if not set(supplied) <= _HEX_DIGITS:
+        return f"{given}, not all hex digits; {shape}: copy it again as the search returned it"
+    if length < 64:
+        return f"{given}; {shape}: check it was copied whole"
+    if length > 64:
+        return f"{given}; {shape}: check nothing was added to it"
+    return f"{given} with uppercase letters; {shape}: copy it as the search returned it"
+
+
 def _receipt_findings(supplied: object, actual: str | None) -> list[Finding]:
-    if not isinstance(supplied, str) or _DIGEST_RE.fullmatch(supplied) is None:
-        return [_error(Code.RECEIPT_MALFORMED, MANIFEST, "not 64 lowercase hex digits")]
+    problem = receipt_problem(supplied)
+    if problem is not None or not isinstance(supplied, str):
+        return [_error(Code.RECEIPT_MALFORMED, MANIFEST, problem)]
     if actual is None or not hmac.compare_digest(supplied.encode("ascii"), actual.encode("ascii")):
         return [_error(Code.RECEIPT_MISMATCH, MANIFEST)]
     return []
@@ -1519,6 +1637,13 @@ def report_json(
     }
 
 
+def remedy_lines(finding: Finding, indent: str) -> Iterator[str]:
+    """The finding's remedy as one printed line under it, when its code has one."""
+    remedy = finding.code.remedy
+    if remedy:
+        yield f"{indent}remedy: {printable(remedy)}"
+
+
 def report_text(
     records: Sequence[RecordResult], warnings: Sequence[Finding], *, full: bool
 ) -> Iterator[str]:
@@ -1536,9 +1661,11 @@ def report_text(
             where = f" [{finding.file}]" if finding.file else ""
             detail = f": {finding.detail}" if finding.detail else ""
             yield printable(f"    {finding.severity.value} {finding.code.value}{where}{detail}")
+            yield from remedy_lines(finding, "      ")
     for finding in warnings:
         detail = f" ({finding.detail})" if finding.detail else ""
         yield printable(f"warning {finding.code.value}: {finding.file}{detail}")
+        yield from remedy_lines(finding, "  ")
     counts = summary(records)
     parts = [f"{counts[o.value]} {o.value}" for o in Outcome if counts.get(o.value)]
     pass_name = "full" if full else "default"
@@ -1597,7 +1724,10 @@ def read_receipts_file(path: str) -> dict[str, str]:
 def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``verify`` options shared by this file and the package CLI."""
     parser.add_argument(
-        "paths", nargs="+", metavar="PATH", help="record directory or evidence root"
+        "paths", nargs="*", metavar="PATH", help="record directory or evidence root"
+    )
+    parser.add_argument(
+        "--root", metavar="DIR", help="the evidence root, as the other commands take it (or PATH)"
     )
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--receipt", metavar="R", help="receipt for the single record PATH")
@@ -1626,6 +1756,8 @@ def run_verify(
     err = err or sys.stderr
     try:
         return _run_verify(args, out, err, verify_many)
+    except BrokenPipeError:
+        raise  # not the verifier's failure: the reader left (see quiet_broken_pipe)
     except Exception as exc:  # the documented exit code, never Python's 1
         print(
             f"error: internal error in the verifier ({type(exc).__name__}); no verdict was given",
@@ -1639,10 +1771,35 @@ def run_verify(
         return 2
 
 
+def require_folder(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse, as a usage error of *parser*, a ``verify`` given neither PATH nor ``--root``."""
+    if not args.paths and args.root is None:
+        parser.error("the following arguments are required: PATH (or --root DIR)")
+
+
+def folder_argument(positional: Sequence[str], root: str | None, what: str) -> list[str]:
+    """The folders a command was given, positionally or as ``--root`` (the same, if both).
+
+    Raises:
+        UsageError: Neither was given, or both, naming different folders.
+    """
+    if root is None:
+        if not positional:
+            raise UsageError(f"no {what} given", f"give {what} as --root DIR (or as PATH)")
+        return list(positional)
+    if positional and [os.path.normpath(p) for p in positional] != [os.path.normpath(root)]:
+        raise UsageError(
+            "--root and PATH name different folders",
+            "give the folder once: as --root DIR or as PATH",
+        )
+    return [root]
+
+
 def _run_verify(
     args: argparse.Namespace, out: Any, err: Any, verify_many: RecordsVerifier | None
 ) -> int:
     try:
+        args.paths = folder_argument(args.paths, args.root, "a record folder or evidence root")
         receipts: dict[str, object] = {}
         if args.receipt is not None:
             if len(args.paths) != 1:
@@ -1683,13 +1840,86 @@ def _run_verify(
     return exit_code(records)
 
 
+#: The exit code of a command whose output was closed before it finished:
+#: 128 + SIGPIPE, as a shell reports a process a closed pipe ended.
+EXIT_BROKEN_PIPE = 141
+
+
+def quiet_broken_pipe(run: Callable[[], int]) -> int:
+    """Run a command's *run* and return its exit code; 141, quietly, if its output was closed.
+
+    A reader that stops early (``| head``) is no failure of the command: nothing
+    is printed, and standard output is pointed at the null device so that the
+    interpreter's own flush at exit does not fail again. Whatever the command
+    had written to disk before (a sealed record) stays as it is.
+    """
+    try:
+        try:
+            code = run()
+        except SystemExit:  # --help, --version, a usage error: printed, not yet flushed
+            sys.stdout.flush()
+            raise
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        with contextlib.suppress(OSError, ValueError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stdout.fileno())
+            os.close(null)
+        return EXIT_BROKEN_PIPE
+
+
+def unknown_command(name: str, known: Sequence[str]) -> str:
+    """The message for an unknown subcommand: the nearest known one, then all of them."""
+    near = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f"; did you mean {near[0]}?" if near else ""
+    return f"unknown command {printable(repr(name))}{hint} (commands: {', '.join(known)})"
+
+
 class UsageParser(argparse.ArgumentParser):
     """An argument parser whose usage errors carry a remedy line, like every usage error.
 
     ``remedy`` is formatted with ``prog``; subcommand parsers inherit the class.
+    An option is never abbreviated (``--receipt`` is not ``--receipts``), an
+    unknown subcommand is answered with the nearest one, and an argument a
+    subcommand does not know is refused with that subcommand's usage.
     """
 
     remedy = "see {prog} --help"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        # An unknown subcommand is answered with the nearest one (argparse lists them all).
+        if isinstance(action, argparse._SubParsersAction) and value not in action.choices:
+            raise argparse.ArgumentError(action, unknown_command(value, list(action.choices)))
+        super()._check_value(action, value)
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """Parse as argparse does, but let the innermost subcommand refuse what it does not know."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self.innermost(parsed).error(
+                "unrecognized arguments: " + " ".join(printable(e) for e in extras)
+            )
+        return parsed
+
+    def innermost(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+        """The parser of the innermost subcommand *parsed* chose (this one if none)."""
+        parser: argparse.ArgumentParser = self
+        while True:
+            chosen = None
+            for action in parser._actions:
+                if isinstance(action, argparse._SubParsersAction):
+                    name = getattr(parsed, action.dest or "", None)
+                    chosen = action.choices.get(name) if isinstance(name, str) else None
+            if chosen is None:
+                return parser
+            parser = chosen
 
     def error(self, message: str) -> NoReturn:
         """Print the usage, the problem and the remedy, and exit 2."""
@@ -1713,7 +1943,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"%(prog)s {VERIFIER_VERSION}")
     add_verify_arguments(parser)
     args = parser.parse_args(argv)
-    return run_verify(args)
+    require_folder(parser, args)
+    return quiet_broken_pipe(lambda: run_verify(args))
 
 
 if __name__ == "__main__":

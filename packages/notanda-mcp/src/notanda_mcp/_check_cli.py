@@ -35,6 +35,7 @@ import notanda_evidence
 from notanda_evidence.verify_file import NOTICE, printable, printable_json
 from notanda_openalex._vocabulary import Verdict
 
+from . import _usage
 from ._codes import AnswerStatus, ToolError
 from ._schemas import VERDICTS
 from ._usage import UsageParser, _Usage, check_configuration, resolve_evidence_dir
@@ -65,6 +66,7 @@ MAX_FILE_BYTES = 100 << 20
 JSON_FORMAT_VERSION = 1
 #: The suffixes ``--report`` takes, and the format each names.
 REPORT_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md"}
+EXIT_BROKEN_PIPE = _usage.EXIT_BROKEN_PIPE
 
 #: The verdicts that make the exit code 1.
 _FINDINGS = (Verdict.METADATA_MISMATCH, Verdict.NOT_FOUND, Verdict.AMBIGUOUS, Verdict.UNPARSED)
@@ -85,7 +87,7 @@ def parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 every reference verified, 1 a metadata_mismatch, not_found, "
         "ambiguous or unparsed reference or a cited key missing, 2 usage or empty input, "
         "3 some unchecked and nothing else wrong, 4 a part failed as a whole, 130 Ctrl-C. "
-        "Example: notanda-mcp check-references refs.bib --evidence-dir evidence "
+        "\n\nExample:\n  notanda-mcp check-references refs.bib --evidence-dir evidence "
         "--cited-in paper.aux",
     )
     built.add_argument("file", metavar="FILE", help="the bibliography (UTF-8), or - for stdin")
@@ -332,6 +334,8 @@ def _part_json(part: Any) -> dict[str, Any]:
         )
         if content.get(name) is not None
     }
+    if "remedy" in shown:
+        shown["remedy"] = _at_a_prompt(shown["remedy"])
     return {
         **shown,
         "cancelled": content.get("cancelled") is True,
@@ -628,7 +632,15 @@ def main(
     return code
 
 
-def _print_refusal(content: Mapping[str, Any], out: TextIO, as_json: bool) -> None:
+def _at_a_prompt(remedy: object) -> object:
+    """A remedy as said to a person at a prompt, in command-line words, not a client's."""
+    from ._service import command_line_remedy
+
+    return command_line_remedy(remedy) if isinstance(remedy, str) else remedy
+
+
+def _print_refusal(refusal: Mapping[str, Any], out: TextIO, as_json: bool) -> None:
+    content = {**refusal, "remedy": _at_a_prompt(refusal.get("remedy"))}
     if as_json:
         out.write(printable_json(content, indent=2, sort_keys=True) + "\n")
         return

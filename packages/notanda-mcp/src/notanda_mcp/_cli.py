@@ -10,7 +10,10 @@ doctor found a problem, a demo step failed, or a second signal stopped the
 server at once; 2 usage error, bad evidence directory or unusable
 configuration (also a bad ``--timestamp-url`` or ``--timestamp-every``, or
 ``--timestamp-every`` without ``--timestamp-url``).
-Every usage error ends with a one-line remedy.
+Every usage error ends with a one-line remedy; a mistyped command is answered
+with the nearest one. Every command exits 141, quietly, when its output is
+closed early (``quiet_broken_pipe``). Started with a terminal on stdin, the
+server says once on stderr what it is and how to try it (``TERMINAL_NOTICE``).
 
 Nothing heavy is imported before the arguments are checked and logging is in
 place, and the provider client is not imported until the first search.
@@ -33,16 +36,37 @@ from ._usage import (
 )
 from ._version import __version__
 
+#: The subcommands beside the server itself, each with its one-line help.
+COMMANDS = {
+    "doctor": ("", "check Python, the folder and the configuration; self-test"),
+    "demo": ("DIR", "offline searches into DIR, then the commands to try by hand"),
+    "check-references": ("FILE", "check a bibliography against OpenAlex into one record"),
+}
+
+#: Said on stderr, once, when the server starts with a terminal on its standard input.
+TERMINAL_NOTICE = (
+    "notanda-mcp: this is the Notanda MCP server. It speaks MCP (JSON-RPC) on standard input"
+    " and output, and an MCP client normally starts it (Claude Desktop, an IDE,"
+    " notanda-mcp-client); typed text is not a search.\n"
+    "notanda-mcp: to try it by hand: notanda-mcp-client --evidence-dir DIR --offline"
+    " --query 'reproducibility', or notanda-mcp demo DIR (docs/mcp-clients.md).\n"
+    "notanda-mcp: waiting for a client; press Ctrl-D to quit.\n"
+)
+
 
 def _server_parser() -> argparse.ArgumentParser:
+    commands = "\n".join(
+        f"  {(name + ' ' + takes).strip():<23}{text}" for name, (takes, text) in COMMANDS.items()
+    )
     parser = UsageParser(
         prog="notanda-mcp",
+        usage="%(prog)s --evidence-dir DIR [options]\n       %(prog)s COMMAND [--help]",
         description="Local stdio MCP server: OpenAlex literature search where every search "
-        "leaves a sealed, verifiable evidence record. Use 'notanda-mcp doctor' to check a set-up "
-        "and 'notanda-mcp demo DIR' for an offline search that leaves evidence you keep.",
-        epilog="The OpenAlex key is read from HARVESTER_OPENALEX_API_KEY or the owner-only "
-        "file named by HARVESTER_CONFIG; no argument accepts it. "
-        "Example: notanda-mcp --evidence-dir ~/notanda-evidence",
+        "leaves a sealed, verifiable evidence record. An MCP client starts it.",
+        epilog=f"commands (each has its own --help):\n{commands}\n\n"
+        "The OpenAlex key is read from HARVESTER_OPENALEX_API_KEY or the owner-only "
+        "file named by HARVESTER_CONFIG; no argument accepts it.\n\n"
+        "Example:\n  notanda-mcp --evidence-dir ~/notanda-evidence",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument(
@@ -117,7 +141,7 @@ def _demo_parser() -> argparse.ArgumentParser:
         description="Offline: make a few searches into DIR through a real stdio server with "
         "the built-in provider, restart, retrieve one with its receipt, verify and audit DIR, "
         "then print those commands to run by hand. Records say injected.",
-        epilog="Example: notanda-mcp demo ~/notanda-demo",
+        epilog="Example:\n  notanda-mcp demo ~/notanda-demo",
     )
     parser.add_argument(
         "directory",
@@ -134,8 +158,19 @@ def _check_references_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``notanda-mcp`` and return its exit code."""
+    """Run ``notanda-mcp`` and return its exit code (141, quietly, if its output was closed)."""
+    from notanda_evidence.verify_file import quiet_broken_pipe
+
+    return quiet_broken_pipe(lambda: _main(argv))
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and not args_list[0].startswith("-") and args_list[0] not in COMMANDS:
+        # The server takes no positional argument: a word here is a mistyped command.
+        from notanda_evidence.verify_file import unknown_command
+
+        _server_parser().error(unknown_command(args_list[0], list(COMMANDS)))
     if args_list[:1] == ["doctor"]:
         from ._doctor import run_doctor
 
@@ -171,6 +206,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     from ._server import build_server
 
+    if sys.stdin is not None and sys.stdin.isatty():
+        sys.stderr.write(TERMINAL_NOTICE)
+        sys.stderr.flush()
     build_server(
         root,
         search_slots=args.search_slots,

@@ -12,7 +12,10 @@ file kept outside the evidence directory.
 
 Exit codes (``docs/errors.md``): 0 the tool succeeded; 1 the tool answered
 with an error (``isError``); 2 usage; 3 the server could not be reached or
-offered the wrong tools; 4 the returned result differs from the stored record.
+offered the wrong tools; 4 the returned result differs from the stored record;
+141 the output was closed before the end (quietly; the record stays sealed).
+``--offline`` starts the server with the built-in provider ``doctor`` and
+``demo`` use (``_selftest``): no network, no key, and its records say injected.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from notanda_evidence.verify_file import printable, printable_json
+from notanda_openalex._vocabulary import DEFAULT_LIMIT, MAX_LIMIT
 
+from . import _usage
 from ._errors import NotandaMcpError
 from ._schemas import GET_EVIDENCE, SEARCH_LITERATURE, tool_names
 from ._stdio_client import stdio_session
@@ -36,6 +41,7 @@ from ._version import __version__
 EXIT_TOOL_ERROR = 1
 EXIT_UNREACHABLE = 3
 EXIT_MISMATCH = 4
+EXIT_BROKEN_PIPE = _usage.EXIT_BROKEN_PIPE
 #: Fields a search adds to the stored response when answering (``docs/evidence-format.md``).
 ADDED_AFTER_SEALING = ("receipt", "log_head", "head", "log_index", "remedy")
 PROTOCOLS = {"auto": "auto", "legacy": "legacy", "2026-07-28": "2026-07-28"}
@@ -50,7 +56,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="notanda-mcp-client",
         description="Run one search or one retrieval against a Notanda MCP server over stdio.",
         epilog="Exit codes: 0 ok, 1 the tool answered with an error, 2 usage, "
-        "3 server unreachable or wrong tools, 4 returned result differs from the stored record.",
+        "3 server unreachable or wrong tools, 4 returned result differs from the stored record, "
+        "141 output closed before the end.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument(
@@ -64,10 +71,21 @@ def _parser() -> argparse.ArgumentParser:
         metavar="CMD",
         help="start this command instead of the installed notanda-mcp",
     )
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="start the server with the built-in offline provider notanda-mcp doctor and demo "
+        "use (three synthetic works, no network, no key); its records say injected",
+    )
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--query", help="search for this")
     action.add_argument("--id", dest="evidence_id", help="retrieve this evidence ID")
-    parser.add_argument("--limit", type=int, default=5, help="works to return (1 to 10)")
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=DEFAULT_LIMIT,
+        help=f"works to return (1 to {MAX_LIMIT}; default {DEFAULT_LIMIT})",
+    )
     parser.add_argument("--receipt", help="with --id: the receipt you kept")
     parser.add_argument(
         "--toolsets",
@@ -98,8 +116,37 @@ def _parser() -> argparse.ArgumentParser:
 def _server_command(args: argparse.Namespace) -> list[str]:
     if args.server_command:
         return shlex.split(args.server_command)
+    if args.offline:
+        from ._doctor import selftest_server
+
+        return selftest_server(Path(args.evidence_dir), toolsets=args.toolsets)
     command = [sys.executable, "-m", "notanda_mcp", "--evidence-dir", args.evidence_dir]
     return [*command, "--toolsets", ",".join(args.toolsets)]
+
+
+def _usage_problem(args: argparse.Namespace, evidence_dir: Path) -> str | None:
+    """What is wrong with the arguments, as one line with its remedy; None if nothing."""
+    if not evidence_dir.is_absolute():
+        return '--evidence-dir must be an absolute path: give the full path, e.g. "$PWD/evidence"'
+    if args.evidence_id is not None and not evidence_dir.is_dir():
+        # A retrieval only reads: a mistyped folder must not be created by the server.
+        return (
+            "--evidence-dir names no folder, and --id only reads from one: give the folder "
+            "the search was made into"
+        )
+    if args.receipt is not None and args.evidence_id is None:
+        return "--receipt goes with --id: retrieve with --id EVIDENCE_ID --receipt RECEIPT"
+    if not 1 <= args.limit <= MAX_LIMIT:
+        return f"--limit must be 1 to {MAX_LIMIT}: give e.g. --limit {DEFAULT_LIMIT}"
+    if args.server_command is not None and not shlex.split(args.server_command):
+        return "--server-command is empty: give a command line, or leave it out"
+    if args.offline and args.server_command is not None:
+        return "--offline starts its own server: give --offline or --server-command, not both"
+    try:
+        args.toolsets = parse_toolsets(args.toolsets)
+    except _Usage as exc:
+        return str(exc)
+    return None
 
 
 async def _session(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
@@ -145,26 +192,22 @@ def _first_error(exc: BaseException) -> BaseException:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``notanda-mcp-client`` and return its exit code."""
+    """Run ``notanda-mcp-client`` and return its exit code (141, quietly, if output closed)."""
+    from notanda_evidence.verify_file import quiet_broken_pipe
+
+    return quiet_broken_pipe(lambda: _main(argv))
+
+
+def _main(argv: Sequence[str] | None) -> int:
     import anyio
 
     args = _parser().parse_args(argv)
     evidence_dir = Path(os.path.expanduser(args.evidence_dir))
-    usage = None
-    if not evidence_dir.is_absolute():
-        usage = '--evidence-dir must be an absolute path: give the full path, e.g. "$PWD/evidence"'
-    elif args.receipt is not None and args.evidence_id is None:
-        usage = "--receipt goes with --id: retrieve with --id EVIDENCE_ID --receipt RECEIPT"
-    elif args.server_command is not None and not shlex.split(args.server_command):
-        usage = "--server-command is empty: give a command line, or leave it out"
-    else:
-        try:
-            args.toolsets = parse_toolsets(args.toolsets)
-        except _Usage as exc:
-            usage = str(exc)
+    usage = _usage_problem(args, evidence_dir)
     if usage is not None:
-        print(f"notanda-mcp-client: {usage}", file=sys.stderr)
+        print(f"notanda-mcp-client: {printable(usage)}", file=sys.stderr)
         return EXIT_USAGE
+    args.evidence_dir = str(evidence_dir)
     try:
         content, is_error = anyio.run(_session, args)
     except Exception as exc:  # the SDK wraps everything in exception groups
@@ -190,6 +233,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.save_receipt and "receipt" in content:
             with open(args.save_receipt, "a", encoding="utf-8") as stream:
                 stream.write(f"{content['evidence_id']} {content['receipt']}\n")
+    if args.offline and args.query is not None:
+        print(
+            "notanda-mcp-client: offline: the built-in provider answered (synthetic works), so "
+            "the record says injected; notanda-evidence cite refuses it without --allow-injected",
+            file=sys.stderr,
+        )
     if is_error:
         return EXIT_TOOL_ERROR
     return EXIT_OK

@@ -32,6 +32,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -215,9 +216,13 @@ async def _call(
     return content, failed, names
 
 
-def selftest_server(root: Path) -> list[str]:
-    """The command line of a stdio server with the built-in offline provider (``_selftest``)."""
-    return [sys.executable, "-m", "notanda_mcp._selftest", "--evidence-dir", str(root)]
+def selftest_server(root: Path, *, toolsets: Sequence[str] = ()) -> list[str]:
+    """The command line of a stdio server with the built-in offline provider (``_selftest``).
+
+    *toolsets* are offered beside ``search`` (``notanda-mcp-client --offline --toolsets``).
+    """
+    command = [sys.executable, "-m", "notanda_mcp._selftest", "--evidence-dir", str(root)]
+    return [*command, "--toolsets", ",".join(toolsets)] if toolsets else command
 
 
 def _self_test(report: _Report) -> None:

@@ -106,16 +106,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Serve on stdio with the fixture provider."""
     parser = argparse.ArgumentParser(prog="python -m notanda_mcp._selftest")
     parser.add_argument("--evidence-dir", required=True)
+    parser.add_argument("--toolsets", default="search")
     args = parser.parse_args(argv)
+    from ._usage import parse_toolsets, resolve_evidence_dir
+
+    root = resolve_evidence_dir(args.evidence_dir, create=True)  # as notanda-mcp does
     from ._logging import configure_logging
 
     configure_logging("warning")
     from ._server import build_server
 
     build_server(
-        args.evidence_dir,
+        root,
         transport=fixture_transport(),
         config={"HARVESTER_OPENALEX_API_KEY": FIXTURE_KEY},
+        toolsets=parse_toolsets(args.toolsets),
     ).run()
     return 0
 

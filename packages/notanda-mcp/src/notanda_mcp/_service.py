@@ -58,6 +58,7 @@ __all__ = [
     "SEARCH_DEADLINE_S",
     "EvidenceService",
     "Reply",
+    "command_line_remedy",
     "remedy_for",
 ]
 
@@ -115,6 +116,11 @@ class Reply:
             object.__setattr__(self, "content", {**self.content, "remedy": remedy})
 
 
+#: The ``reason`` of a ``receipt_mismatch`` whose receipt is not 64 lowercase hex
+#: digits; its ``detail`` says what was given against what a receipt is.
+RECEIPT_MALFORMED = "receipt_malformed"
+
+
 def remedy_for(content: Mapping[str, Any]) -> str | None:
     """The one-line remedy for an answer's ``error`` (or ``incomplete`` status), or None."""
     code = content.get("error")
@@ -126,6 +132,11 @@ def remedy_for(content: Mapping[str, Any]) -> str | None:
 
     from ._schemas import REMEDIES
 
+    if code == ToolError.RECEIPT_MISMATCH and content.get("reason") == RECEIPT_MALFORMED:
+        # Not a receipt at all: nothing is said of the record, least of all a replacement.
+        from notanda_evidence.verify_file import Code
+
+        return Code.RECEIPT_MALFORMED.remedy
     try:  # a stored detail or reason this release does not know keeps the code's remedy
         if code == ToolError.CONFIGURATION_ERROR:
             return ConfigurationDetail(str(content.get("detail"))).remedy
@@ -134,6 +145,34 @@ def remedy_for(content: Mapping[str, Any]) -> str | None:
     except ValueError:
         pass
     return REMEDIES.get(code)
+
+
+#: How a remedy written for an MCP client reads on the command line: each phrase
+#: that speaks of the server, its tools or a client, and what a person at a
+#: prompt does instead. Applied by :func:`command_line_remedy` to whatever
+#: remedy an answer carries, so the server's table stays the one home of the text.
+COMMAND_LINE_PHRASES: tuple[tuple[str, str], ...] = (
+    ("in the server's environment", "in the environment"),
+    (", and restart the server", ", and run the command again"),
+    (
+        "correct the argument that field names (see the tool's input schema) and call again",
+        "correct the input that field names (the FILE, or an option: see the command's --help) "
+        "and run the command again",
+    ),
+    (
+        "report it with the server's stderr; get_evidence with the evidence_id tells what "
+        "state the record is in",
+        "report it with the command's output; notanda-evidence verify on the evidence ID's "
+        "folder tells what state the record is in",
+    ),
+)
+
+
+def command_line_remedy(remedy: str) -> str:
+    """*remedy* as said to a person running a command rather than to an MCP client."""
+    for server, command_line in COMMAND_LINE_PHRASES:
+        remedy = remedy.replace(server, command_line)
+    return remedy
 
 
 _T = TypeVar("_T")
@@ -622,6 +661,7 @@ class EvidenceService:
     def get_evidence(self, arguments: Mapping[str, Any]) -> Reply:
         """Verify a stored record and return its response, without any provider call."""
         from notanda_evidence import EntryType, Outcome, is_evidence_id, open_record
+        from notanda_evidence.verify_file import receipt_problem
 
         evidence_id = arguments.get("evidence_id")
         receipt = arguments.get("receipt")
@@ -671,14 +711,17 @@ class EvidenceService:
             )
         if result.outcome is not Outcome.OK or result.response is None:
             LOGGER.info("retrieval %s: %s", valid_id, result.outcome.value)
-            return Reply(
-                {
-                    "error": result.outcome.value,
-                    "evidence_id": valid_id,
-                    "status": AnswerStatus.ERROR.value,
-                },
-                is_error=True,
-            )
+            content = {
+                "error": result.outcome.value,
+                "evidence_id": valid_id,
+                "status": AnswerStatus.ERROR.value,
+            }
+            problem = receipt_problem(receipt) if receipt is not None else None
+            if result.outcome is Outcome.RECEIPT_MISMATCH and problem is not None:
+                # What was given, against what a receipt is (never the value itself).
+                content["reason"] = RECEIPT_MALFORMED
+                content["detail"] = problem
+            return Reply(content, is_error=True)
         if pending is None:  # pragma: no cover - an ok record has a valid ID
             pending = start_log_call(log, partial(log.lookup, valid_id))
         try:

@@ -17,6 +17,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, NoReturn
 
+from notanda_evidence.verify_file import EXIT_BROKEN_PIPE as _EXIT_BROKEN_PIPE
+
 from ._errors import NotandaMcpError
 
 EXIT_OK = 0
@@ -25,6 +27,8 @@ EXIT_PROBLEM = 1
 #: The server: a second SIGTERM or SIGINT stopped it without waiting.
 EXIT_FORCED = 1
 EXIT_USAGE = 2
+#: Every command: the output was closed before it finished (``quiet_broken_pipe``).
+EXIT_BROKEN_PIPE = _EXIT_BROKEN_PIPE
 
 
 class _Usage(NotandaMcpError):
@@ -44,8 +48,43 @@ def verdict_line(verdict: CheckVerdict, text: str) -> str:
     return f"{verdict.value:<6}{text}"
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """Wraps a description or epilog paragraph by paragraph; an indented line stays as written.
+
+    So an example command (``Example:`` then the command, indented) is printed
+    on a line of its own and never wrapped into the text around it.
+    """
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        out: list[str] = []
+        for paragraph in text.split("\n\n"):
+            lines = paragraph.split("\n")
+            prose = [line for line in lines if not line.startswith("  ")]
+            kept = [line for line in lines if line.startswith("  ")]
+            if prose:
+                out.append(
+                    textwrap.fill(
+                        " ".join(prose), width, initial_indent=indent, subsequent_indent=indent
+                    )
+                )
+            out.extend(indent + line for line in kept)
+            out.append("")
+        return "\n".join(out).rstrip("\n")
+
+
 class UsageParser(argparse.ArgumentParser):
-    """An argument parser whose usage errors end with a one-line remedy."""
+    """An argument parser whose usage errors end with a one-line remedy.
+
+    An option is never abbreviated (``--receipt`` is never read as another
+    option), and description and epilog keep indented example lines whole.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         from notanda_evidence.verify_file import printable
