@@ -235,7 +235,7 @@ async def test_only_the_request_travels_to_the_configured_url(
 FAILURES = {
     "http_500": "log head 1 not stamped: tsa_http_status (HTTP 500)",
     "redirect": "log head 1 not stamped: tsa_http_status (HTTP 302)",
-    "garbage": "log head 1 not stamped: tsa_unparsable",
+    "garbage": "log head 1 not stamped: tsa_unparsable (not a DER TimeStampResp: truncated)",
     "too_large": "log head 1 not stamped: tsa_too_large",
     "refuse": "log head 1 not stamped: tsa_refused",
     "other_imprint": "log head 1 not stamped: tsa_wrong_imprint",
@@ -497,7 +497,10 @@ async def test_the_doctor_warns_about_a_tsa_that_answers_garbage(loopback_tsa: L
     loopback_tsa.mode = "garbage"
     done = await anyio.to_thread.run_sync(_doctor, "--timestamp-url", loopback_tsa.url, "--live")
     assert done.returncode == 0, done.stdout  # like the live search: a warning, not a failure
-    assert "warn  the TSA did not give a usable stamp: tsa_unparsable; " in done.stdout
+    assert (
+        "warn  the TSA did not give a usable stamp: tsa_unparsable (not a DER TimeStampResp: "
+        "truncated); " in done.stdout
+    )
     assert len(loopback_tsa.received) == 1
 
 
