@@ -49,6 +49,7 @@ __all__ = [
     "Shape",
     "TimeStampAuthority",
     "carried_certificates",
+    "certificate_set",
     "create_authorities",
     "create_authority",
     "openssl_program",
@@ -160,7 +161,7 @@ def _elements(data: bytes, start: int, end: int) -> list[tuple[int, int, int, in
     return found
 
 
-def _certificate_set(answer: bytes) -> tuple[int, int]:
+def certificate_set(answer: bytes) -> tuple[int, int]:
     """Where the content of a granted answer's ``SignedData.certificates [0]`` lies."""
     _, start, end = _tlv(answer, 0)  # TimeStampResp
     token = _elements(answer, start, end)[1]  # [status, timeStampToken]
@@ -179,7 +180,7 @@ def _carries(answer: bytes) -> bool:
     if answer[status[2] : status[2] + 3] != b"\x02\x01\x00":
         return False
     try:
-        _certificate_set(answer)
+        certificate_set(answer)
     except ValueError:
         return False
     return True
@@ -187,13 +188,13 @@ def _carries(answer: bytes) -> bool:
 
 def carried_certificates(answer: bytes) -> list[bytes]:
     """The certificates a granted answer carries, each its DER, in the answer's order."""
-    start, end = _certificate_set(answer)
+    start, end = certificate_set(answer)
     return [answer[head:stop] for _, head, _, stop in _elements(answer, start, end)]
 
 
 def with_certificate_order(answer: bytes, certificates: list[bytes]) -> bytes:
     """*answer* with its certificate set holding *certificates* in that order (the same ones)."""
-    start, end = _certificate_set(answer)
+    start, end = certificate_set(answer)
     if sorted(carried_certificates(answer)) != sorted(certificates):
         raise ValueError("not the certificates the answer carries")
     return answer[:start] + b"".join(certificates) + answer[end:]

@@ -10,8 +10,9 @@ another nonce), ``redirect``, ``too_large`` (65 KiB), ``untrusted`` (a real toke
 authority) or ``hold`` (nothing until :meth:`release`, for deadlines and
 races). :attr:`LoopbackTSA.shape` (a ``tsa_authority.Shape``, None for
 OpenSSL's own answer) says how a granted answer looks: which
-implementation, which chain, root or not, and the certificates' order. Every request is kept, with its headers, so that tests see what
-the server sent. :func:`closed_port_url` names a TSA that is down.
+implementation, which chain, root or not, and the certificates' order.
+Every request is kept, with its headers, so that tests see what the server
+sent. :func:`closed_port_url` names a TSA that is down.
 
 Test code, not a package: a conftest puts ``tests-support`` on ``sys.path``.
 """

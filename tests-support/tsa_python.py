@@ -46,8 +46,14 @@ def python_reply(
     carried: list[Path],
     serial: int,
     policy: str,
+    ess_certificate: Path | None = None,
 ) -> bytes:
-    """Answer the DER ``TimeStampReq`` *request*: a granted ``TimeStampResp``, or a rejection."""
+    """Answer the DER ``TimeStampReq`` *request*: a granted ``TimeStampResp``, or a rejection.
+
+    *ess_certificate* is the certificate the ``ESSCertIDv2`` names: the
+    signer's unless a test asks for a properly signed answer that binds
+    another one.
+    """
     try:
         query = tsp.TimeStampReq.load(request, strict=True)
         imprint = query["message_imprint"]
@@ -77,9 +83,10 @@ def python_reply(
         info["nonce"] = nonce
     tst_info = tsp.TSTInfo(info)
     content = tst_info.dump()
+    named = signer if ess_certificate is None else _certificate(ess_certificate)
     issuer_serial = {
-        "issuer": [x509.GeneralName(name="directory_name", value=signer.issuer)],
-        "serial_number": signer.serial_number,
+        "issuer": [x509.GeneralName(name="directory_name", value=named.issuer)],
+        "serial_number": named.serial_number,
     }
     attributes = cms.CMSAttributes(
         [
@@ -95,7 +102,7 @@ def python_reply(
                         {
                             "certs": [
                                 {
-                                    "cert_hash": hashlib.sha256(signer.dump()).digest(),
+                                    "cert_hash": hashlib.sha256(named.dump()).digest(),
                                     "issuer_serial": issuer_serial,
                                 }
                             ]

@@ -216,7 +216,7 @@ def _timestamp_settings(url: str | None, every: str | None, tsa_ca: str | None) 
     if tsa_ca is not None and url is None:
         raise _Usage(
             "--tsa-ca needs --timestamp-url (stamping is off without a time-stamp authority): "
-            "give e.g. --timestamp-url http://timestamp.digicert.com as well, or leave --tsa-ca out"
+            "give --timestamp-url URL as well (docs/mcp-clients.md), or leave --tsa-ca out"
         )
     if every is not None and url is None:
         # Stamping is off without a TSA: an interval alone would be ignored in silence.

@@ -333,7 +333,6 @@ def _ask_tsa(report: _Report, url: str, tsa_ca: str | None) -> None:
     """
     from cryptography import x509
     from notanda_evidence import checkpoint_bytes, read_time_stamp_response, read_token_signature
-    from rfc3161_client import decode_timestamp_response
 
     from ._stamper import TIMESTAMP_DEADLINE_S, StampFailure, ask_tsa, describe, load_tsa_ca
 
@@ -353,9 +352,9 @@ def _ask_tsa(report: _Report, url: str, tsa_ca: str | None) -> None:
             f"the TSA did not give a usable stamp: {describe(failure)}; {failure.code.remedy}"
         )
         return
-    when = decode_timestamp_response(der).tst_info.gen_time
-    read = read_time_stamp_response(der)
-    name = getattr(getattr(read, "info", None), "tsa_name", None)
+    read = read_time_stamp_response(der)  # checked: granted, with its TSTInfo
+    info = getattr(read, "info", None)
+    name = getattr(info, "tsa_name", None)
     report.ok(f"the TSA names itself {name}" if name else "the TSA's token names no TSA")
     parts = read_token_signature(der)
     for number, certificate in enumerate(getattr(parts, "certificates", ()), start=1):
@@ -377,15 +376,20 @@ def _ask_tsa(report: _Report, url: str, tsa_ca: str | None) -> None:
     )
     report.ok(
         f"the TSA answered with a token that checks out ({checked}){chain}, "
-        f"genTime {when.isoformat()}"
+        f"genTime {getattr(info, 'gen_time', None)}"
     )
 
 
 def _last_stamp(report: _Report, root: Path, url: str | None) -> None:
     """Say when DIR was last stamped: the genTime of its newest token, as the token states it."""
-    from notanda_evidence import MAX_TOKEN_BYTES, TIMESTAMPS_DIR, token_name
+    from notanda_evidence import (
+        MAX_TOKEN_BYTES,
+        TIMESTAMPS_DIR,
+        TimeStampResponse,
+        read_time_stamp_response,
+        token_name,
+    )
     from notanda_evidence.verify_file import read_regular_file
-    from rfc3161_client import decode_timestamp_response
 
     from ._stamper import last_stamp
 
@@ -398,18 +402,20 @@ def _last_stamp(report: _Report, root: Path, url: str | None) -> None:
             )
         return
     name = f"{TIMESTAMPS_DIR}/{token_name(size)}"
+    # The total reader: a stored token is the TSA's bytes, certificates in its order.
     try:
-        der = read_regular_file(root.joinpath(*name.split("/")), MAX_TOKEN_BYTES)
-        when = decode_timestamp_response(der).tst_info.gen_time
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except BaseException:  # rfc3161-client's parser may panic on hostile bytes
+        read = read_time_stamp_response(
+            read_regular_file(root.joinpath(*name.split("/")), MAX_TOKEN_BYTES)
+        )
+    except OSError:
+        read = None
+    if not isinstance(read, TimeStampResponse) or read.info is None:
         report.warn(
             f"the newest time-stamp token, {name}, cannot be read: run notanda-evidence audit"
         )
         return
     report.ok(
-        f"the evidence folder was last stamped at {when.isoformat()} (the genTime in {name}, "
+        f"the evidence folder was last stamped at {read.info.gen_time} (the genTime in {name}, "
         f"for the first {size} log entries; its signature is checked by notanda-evidence "
         "audit --tsa-ca)"
     )

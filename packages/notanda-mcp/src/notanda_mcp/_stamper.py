@@ -179,7 +179,12 @@ def check_timestamp_url(text: str) -> str:
     """
     import httpx
 
-    fix = "give the TSA's RFC 3161 URL, e.g. --timestamp-url http://timestamp.digicert.com"
+    # The example is not among the answer shapes the tests reproduce: say where they are.
+    fix = (
+        "give the TSA's RFC 3161 URL, e.g. --timestamp-url http://timestamp.digicert.com "
+        "(check it with notanda-mcp doctor --timestamp-url URL --live; the answer shapes "
+        "tested are in docs/mcp-clients.md)"
+    )
     try:
         url = httpx.URL(text)
     except (httpx.InvalidURL, TypeError):
