@@ -1,4 +1,4 @@
-"""A small, total DER reader for RFC 3161 ``TimeStampResp`` files.
+"""A small, total DER reader for RFC 3161 ``TimeStampResp`` files: the one home of DER here.
 
 :func:`read_time_stamp_response` takes any bytes and returns either what an
 auditor needs from a time-stamp response (its ``PKIStatus`` and, from the
@@ -9,8 +9,17 @@ response over :data:`MAX_TOKEN_BYTES` is refused before it is read, every
 length is checked against the bytes that hold it, and the reader walks the
 fixed shape of RFC 3161 and RFC 5652 instead of following the data.
 
+:func:`read_token_signature` gives, as bytes, what checking a granted
+token's signature needs (the certificates carried, the ``TSTInfo``, the
+signed attributes as signed, the ESS certificate IDs, the signature), and
+:func:`der_ordered_response` puts the token's unsigned ``certificates`` and
+``crls`` sets in DER order, moving no other byte, for strict readers such
+as rfc3161-client (TSAs write those sets in their own order). Both are as
+total as the reader.
+
 It reads; it does not verify. The token's signature and its certificate
-chain are checked by ``openssl ts -verify`` (``audit --tsa-ca``).
+chain are checked by ``openssl ts -verify`` (``audit --tsa-ca``), and by
+notanda-mcp's stamper with cryptography.
 """
 
 from __future__ import annotations
