@@ -2,7 +2,7 @@
 
 Not OpenSSL: the answer is built field by field as RFC 3161, RFC 5652 and
 RFC 5035 say, the way TSAs written on other stacks build it. Its signer
-(an RSA key, PKCS #1 v1.5 with SHA-256) is bound by an ``ESSCertIDv2``
+(an RSA key, PKCS #1 v1.5 with SHA-256, or an EC key, ECDSA) is bound by an ``ESSCertIDv2``
 (SHA-256, with ``issuerSerial``) in ``signingCertificateV2``, the token
 carries the certificates it is given and names the TSA (``tsa``). A
 request it cannot read, or one that is not for a SHA-256 imprint, gets
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from asn1crypto import algos, cms, core, pem, tsp, x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 
 __all__ = ["python_reply"]
 
@@ -67,8 +67,8 @@ def python_reply(
         return _rejection("only SHA-256 imprints are stamped")
     signer = _certificate(signer_pem)
     key = serialization.load_pem_private_key(key_pem.read_bytes(), password=None)
-    if not isinstance(key, rsa.RSAPrivateKey):
-        raise ValueError("the python TSA signs with an RSA key")
+    if not isinstance(key, rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey):
+        raise ValueError("the python TSA signs with an RSA or an EC key")
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
     info: dict[str, object] = {
         "version": "v1",
@@ -113,7 +113,12 @@ def python_reply(
         ]
     )
     # The signature is over the signed attributes' DER as a SET OF (asn1crypto sorts it).
-    signature = key.sign(attributes.dump(), padding.PKCS1v15(), hashes.SHA256())
+    if isinstance(key, rsa.RSAPrivateKey):
+        algorithm_name = "rsassa_pkcs1v15"
+        signature = key.sign(attributes.dump(), padding.PKCS1v15(), hashes.SHA256())
+    else:
+        algorithm_name = "sha256_ecdsa"
+        signature = key.sign(attributes.dump(), ec.ECDSA(hashes.SHA256()))
     signer_info = cms.SignerInfo(
         {
             "version": "v1",
@@ -123,7 +128,7 @@ def python_reply(
             ),
             "digest_algorithm": algos.DigestAlgorithm({"algorithm": "sha256"}),
             "signed_attrs": attributes,
-            "signature_algorithm": algos.SignedDigestAlgorithm({"algorithm": "rsassa_pkcs1v15"}),
+            "signature_algorithm": algos.SignedDigestAlgorithm({"algorithm": algorithm_name}),
             "signature": signature,
         }
     )

@@ -197,6 +197,23 @@ def test_a_signer_the_ess_attribute_does_not_name_is_inconsistent(tsa: Authoriti
     )
 
 
+def test_a_signer_without_the_time_stamping_usage_is_inconsistent(tsa: Authorities) -> None:
+    query, nonce = _request()
+    directory = tsa.trusted.directory
+    answer = python_reply(  # properly signed and bound, by the root CA's own key
+        query,
+        signer_pem=tsa.ca_pem,
+        key_pem=directory / "ca.key",
+        carried=[tsa.ca_pem],
+        serial=8,
+        policy=DEFAULT_POLICY,
+    )
+    assert _refusal(answer, nonce) == (
+        "tsa_signature_inconsistent (the signer's certificate lacks the critical "
+        "timeStamping usage)"
+    )
+
+
 def test_a_token_without_the_tsa_certificate_is_inconsistent(tsa: Authorities) -> None:
     digest = hashlib.sha256(CHECKPOINT).digest()
     answer = tsa.stamp(digest, nonce=11, cert_req=False)

@@ -566,7 +566,7 @@ def check_answer(
     chain = _read(
         lambda: [x509.load_der_x509_certificate(der) for der in parts.certificates],
         StampCode.UNPARSABLE,
-        "a certificate it carries",
+        "cryptography cannot read a certificate it carries",
     )
     if not chain:
         raise StampFailure(
