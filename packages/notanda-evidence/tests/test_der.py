@@ -95,7 +95,13 @@ def test_every_order_of_three_certificates_is_put_in_der_order_and_nothing_else_
     assert _openssl_accepts(ordered, tmp_path, tsa.ca_pem)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    derandomize=True,
+    database=None,
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(data=st.data())
 def test_re_encoding_never_changes_the_signed_bytes(tsa: Authorities, data: st.DataObject) -> None:
     answer = _three_certificates(tsa)
@@ -112,7 +118,13 @@ def test_re_encoding_never_changes_the_signed_bytes(tsa: Authorities, data: st.D
     assert read_token_signature(ordered) == replace(signature, certificates=tuple(sorted(carried)))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    derandomize=True,
+    database=None,
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(data=st.data())
 def test_re_encoding_any_bytes_is_total_and_only_moves_bytes(
     tsa: Authorities, data: st.DataObject
