@@ -63,11 +63,14 @@ if TYPE_CHECKING:
         replace_lone_surrogates,
     )
     from ._timestamp_audit import (
+        MAX_CA_BUNDLE_BYTES,
+        CaBundleError,
         SignatureCheck,
         TimestampAudit,
         TimestampCode,
         TimestampFinding,
         TokenReport,
+        read_ca_bundle,
     )
     from ._timestamps import (
         CHECKPOINT_PREFIX,
@@ -107,6 +110,7 @@ _EXPORTS = {
     "AppendResult": "._log",
     "AuditResult": "._audit",
     "CHECKPOINT_PREFIX": "._timestamps",
+    "CaBundleError": "._timestamp_audit",
     "Citation": "._cite",
     "CitationCode": "._cite",
     "CitationError": "._cite",
@@ -129,6 +133,7 @@ _EXPORTS = {
     "LogFinding": "._log",
     "LogReason": "._log",
     "LogStatus": "._audit",
+    "MAX_CA_BUNDLE_BYTES": "._timestamp_audit",
     "MAX_TOKEN_BYTES": "._der",
     "Outcome": ".verify_file",
     "ParsedJSON": ".verify_file",
@@ -170,6 +175,7 @@ _EXPORTS = {
     "open_record": ".verify_file",
     "parse_canonical": ".verify_file",
     "prune": "._adopt",
+    "read_ca_bundle": "._timestamp_audit",
     "read_time_stamp_response": "._der",
     "read_token_signature": "._der",
     "render": "._cite",
@@ -256,11 +262,14 @@ __all__ = [
     "token_name",
     "token_size",
     # ... and the audit's side
+    "MAX_CA_BUNDLE_BYTES",
+    "CaBundleError",
     "SignatureCheck",
     "TimestampAudit",
     "TimestampCode",
     "TimestampFinding",
     "TokenReport",
+    "read_ca_bundle",
     # Citations
     "Citation",
     "CitationCode",

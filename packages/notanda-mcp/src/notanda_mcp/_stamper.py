@@ -82,8 +82,6 @@ _SHORTEST_ATTEMPT_S = 0.1
 _DECIMAL = re.compile(r"[0-9]+(\.[0-9]+)?")
 _SHA256_OID = "2.16.840.1.101.3.4.2.1"
 _TST_INFO_OID = "1.2.840.113549.1.9.16.1.4"
-#: The largest ``--tsa-ca`` bundle read (a few hundred CAs).
-MAX_CA_BUNDLE_BYTES = 1024 * 1024
 _MEDIA_QUERY = "application/timestamp-query"
 _MEDIA_REPLY = "application/timestamp-reply"
 
@@ -303,21 +301,14 @@ def load_tsa_ca(path: str | os.PathLike[str]) -> list[x509.Certificate]:
         ValueError: with a one-line message that says what to give instead.
     """
     from cryptography import x509
-    from notanda_evidence.verify_file import NotRegularFileError, read_regular_file
+    from notanda_evidence import CaBundleError, read_ca_bundle
 
     fix = "give --tsa-ca the PEM file of the TSA's CA certificates (docs/auditors-guide.md)"
     shown = os.fspath(path)
     try:
-        # The operator chose this file: a link to a system bundle is fine to follow.
-        data = read_regular_file(os.path.realpath(path), MAX_CA_BUNDLE_BYTES)
-    except NotRegularFileError:
-        raise ValueError(f"--tsa-ca {shown}: not a regular file: {fix}") from None
-    except OSError as exc:
-        raise ValueError(
-            f"--tsa-ca {shown}: cannot be read ({type(exc).__name__}): {fix}"
-        ) from None
-    if len(data) > MAX_CA_BUNDLE_BYTES or b"-----BEGIN CERTIFICATE-----" not in data:
-        raise ValueError(f"--tsa-ca {shown}: holds no PEM certificate: {fix}")
+        data = read_ca_bundle(path)  # the rule audit --tsa-ca reads its file by
+    except CaBundleError as exc:
+        raise ValueError(f"--tsa-ca {shown}: {exc.problem}: {fix}") from None
     try:
         return x509.load_pem_x509_certificates(data)
     except ValueError:
