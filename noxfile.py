@@ -461,7 +461,8 @@ def _wheel_paths() -> dict[str, Path]:
 def integration(session: nox.Session) -> None:
     """Install the three built wheels in a fresh venv and run tests-integration/ against them."""
     wheel_files = [str(p) for p in _wheel_paths().values()]
-    session.install("-c", str(CONSTRAINTS), *wheel_files, "pytest", "pytest-timeout")
+    # asn1crypto: the second TSA implementation of tests-support (tsa_python.py).
+    session.install("-c", str(CONSTRAINTS), *wheel_files, "pytest", "pytest-timeout", "asn1crypto")
     workdir = Path(session.create_tmp()) / "run"
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.mkdir(parents=True)

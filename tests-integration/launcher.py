@@ -28,8 +28,9 @@ provider is an in-process httpx transport chosen on the command line and
   ``fake_openalex.bibliography``); ``--toolsets`` is the server's;
 * ``launcher.py check-references ARGS...`` runs ``notanda-mcp check-references
   ARGS`` through its seam with that provider instead of serving.
-* ``--timestamp-url URL`` (and ``--timestamp-every S``) stamps the log's heads
-  at that TSA, over real HTTP beside the injected provider.
+* ``--timestamp-url URL`` (and ``--timestamp-every S``, ``--tsa-ca FILE``)
+  stamps the log's heads at that TSA, over real HTTP beside the injected
+  provider.
 
 The key comes from a fixed test value unless ``--config env``, in which case
 the process environment is the configuration (``HARVESTER_OPENALEX_API_KEY``
@@ -257,6 +258,7 @@ def main() -> int:
     parser.add_argument("--toolsets", default="search")
     parser.add_argument("--timestamp-url", default=None, help="stamp log heads at this TSA")
     parser.add_argument("--timestamp-every", type=float)
+    parser.add_argument("--tsa-ca", default=None, help="trust only TSA chains to these CAs")
     if sys.argv[1:2] == ["check-references"]:
         return _check_references(sys.argv[2:])
     args = parser.parse_args()
@@ -282,6 +284,7 @@ def main() -> int:
         toolsets=args.toolsets.split(","),
         timestamp_url=args.timestamp_url,
         timestamp_every=args.timestamp_every,
+        tsa_ca=args.tsa_ca,
     )
     server.run()
     return 0

@@ -8,8 +8,11 @@ says, the way a faulty or hostile TSA would: ``http_500``, ``garbage``,
 another message), ``wrong_nonce`` (a real token for the same message and
 another nonce), ``redirect``, ``too_large`` (65 KiB), ``untrusted`` (a real token from the other
 authority) or ``hold`` (nothing until :meth:`release`, for deadlines and
-races). Every request is kept, with its headers, so that tests see what
-the server sent. :func:`closed_port_url` names a TSA that is down.
+races). :attr:`LoopbackTSA.shape` (a ``tsa_authority.Shape``, None for
+OpenSSL's own answer) says how a granted answer looks: which
+implementation, which chain, root or not, and the certificates' order.
+Every request is kept, with its headers, so that tests see what the server
+sent. :func:`closed_port_url` names a TSA that is down.
 
 Test code, not a package: a conftest puts ``tests-support`` on ``sys.path``.
 """
@@ -24,7 +27,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tsa_authority import Authorities
+from tsa_authority import Authorities, Shape
 
 __all__ = ["MODES", "LoopbackTSA", "Received", "closed_port_url", "request_digest"]
 
@@ -73,6 +76,8 @@ class LoopbackTSA:
     ) -> None:
         self.authorities = authorities
         self.mode = mode
+        #: The shape of each granted answer (None: OpenSSL's, direct chain, root, signer first).
+        self.shape: Shape | None = None
         #: How long each answer waits first (the benchmark's distant TSA; tests leave it 0).
         self.delay_s = delay_s
         self.received: list[Received] = []
@@ -123,7 +128,7 @@ class LoopbackTSA:
             mode = "grant"
         reply = {"Content-Type": "application/timestamp-reply"}
         if mode == "grant":
-            return 200, authority.reply_to_request(query), reply
+            return 200, authority.reply_to_request(query, self.shape), reply
         if mode == "untrusted":
             return 200, self.authorities.untrusted.reply_to_request(query), reply
         if mode == "http_500":

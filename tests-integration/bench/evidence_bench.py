@@ -669,9 +669,8 @@ def bench_audit(bench: Bench, corpus: Corpus) -> None:
 
 def bench_audit_tokens(bench: Bench, corpus: Corpus, count: int) -> None:
     """``audit(root)`` with *count* RFC 3161 tokens on heads of the log, against none."""
+    from notanda_evidence import TIMESTAMPS_DIR, audit, checkpoint_digest, token_name
     from notanda_evidence import _merkle as merkle
-    from notanda_evidence import audit
-    from notanda_evidence._timestamps import TIMESTAMPS_DIR, checkpoint_digest, token_name
 
     sys.path.insert(0, str(bench.repo_root / "tests-support"))
     from tsa_authority import create_authorities

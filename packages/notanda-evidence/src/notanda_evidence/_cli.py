@@ -33,7 +33,7 @@ from ._pool import checked_jobs, records_verifier
 from ._proofs import ProofError, make_proof, read_proof, verify_proof
 from ._report import ReportFormat, collect_report, render_report
 from ._store import EvidenceStorageError
-from ._timestamp_audit import SignatureCheck, token_names
+from ._timestamp_audit import CaBundleError, SignatureCheck, read_ca_bundle, token_names
 from ._timestamps import TIMESTAMPS_DIR, token_size
 from ._version import __version__
 from .verify_file import (
@@ -42,7 +42,6 @@ from .verify_file import (
     is_evidence_id,
     printable,
     printable_json,
-    read_regular_file,
 )
 
 EXIT_OK = 0
@@ -57,8 +56,6 @@ ROOT_VARIABLE = "NOTANDA_EVIDENCE_DIR"
 AUDIT_FORMAT_VERSION = 3
 #: The ``find --json`` report's format version: 2 added ``injected`` and ``left_out``.
 FIND_FORMAT_VERSION = 2
-#: A CA bundle larger than this is not one anybody hand-picked.
-MAX_CA_BUNDLE_BYTES = 1 << 20
 
 
 _Usage = verify_file.UsageError
@@ -144,14 +141,9 @@ def _tsa_ca(path: str, root: Path) -> str:
     """Check ``--tsa-ca``: a readable PEM bundle, for a root that holds tokens to check."""
     remedy = "give --tsa-ca the PEM file of the TSA's CA certificates (docs/auditors-guide.md)"
     try:
-        # The auditor chose this file: a link to a system bundle is fine to follow.
-        data = read_regular_file(os.path.realpath(path), MAX_CA_BUNDLE_BYTES)
-    except NotRegularFileError as exc:
-        raise _Usage(f"--tsa-ca {path}: not a regular file", remedy) from exc
-    except OSError as exc:
-        raise _Usage(f"--tsa-ca {path}: cannot be read ({type(exc).__name__})", remedy) from exc
-    if len(data) > MAX_CA_BUNDLE_BYTES or b"-----BEGIN CERTIFICATE-----" not in data:
-        raise _Usage(f"--tsa-ca {path}: holds no PEM certificate", remedy)
+        read_ca_bundle(path)
+    except CaBundleError as exc:
+        raise _Usage(f"--tsa-ca {path}: {exc.problem}", remedy) from exc
     names, _ = token_names(timestamps_folder(root))
     if not any(token_size(name) is not None for name in names):
         raise _Usage(

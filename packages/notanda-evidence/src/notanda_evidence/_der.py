@@ -1,4 +1,4 @@
-"""A small, total DER reader for RFC 3161 ``TimeStampResp`` files.
+"""A small, total DER reader for RFC 3161 ``TimeStampResp`` files: the one home of DER here.
 
 :func:`read_time_stamp_response` takes any bytes and returns either what an
 auditor needs from a time-stamp response (its ``PKIStatus`` and, from the
@@ -9,8 +9,17 @@ response over :data:`MAX_TOKEN_BYTES` is refused before it is read, every
 length is checked against the bytes that hold it, and the reader walks the
 fixed shape of RFC 3161 and RFC 5652 instead of following the data.
 
+:func:`read_token_signature` gives, as bytes, what checking a granted
+token's signature needs (the certificates carried, the ``TSTInfo``, the
+signed attributes as signed, the ESS certificate IDs, the signature), and
+:func:`der_ordered_response` puts the token's unsigned ``certificates`` and
+``crls`` sets in DER order, moving no other byte, for strict readers such
+as rfc3161-client (TSAs write those sets in their own order). Both are as
+total as the reader.
+
 It reads; it does not verify. The token's signature and its certificate
-chain are checked by ``openssl ts -verify`` (``audit --tsa-ca``).
+chain are checked by ``openssl ts -verify`` (``audit --tsa-ca``), and by
+notanda-mcp's stamper with cryptography.
 """
 
 from __future__ import annotations
@@ -21,12 +30,18 @@ from dataclasses import dataclass
 
 __all__ = [
     "MAX_TOKEN_BYTES",
+    "PKI_STATUS_NAMES",
+    "RSASSA_PSS_OID",
+    "SHA1_OID",
     "SHA256_OID",
     "DerProblem",
-    "PKI_STATUS_NAMES",
+    "EssCertId",
     "TimeStampInfo",
     "TimeStampResponse",
+    "TokenSignature",
+    "der_ordered_response",
     "read_time_stamp_response",
+    "read_token_signature",
 ]
 
 #: No time-stamp response is larger: a token with a few certificates is 2 to 8 KiB.
@@ -45,7 +60,17 @@ _TST_INFO_OID = "1.2.840.113549.1.9.16.1.4"
 _BOOLEAN, _INTEGER, _BIT_STRING, _OCTET_STRING, _NULL, _OID = 0x01, 0x02, 0x03, 0x04, 0x05, 0x06
 _UTF8, _PRINTABLE, _T61, _IA5, _BMP, _UNIVERSAL = 0x0C, 0x13, 0x14, 0x16, 0x1E, 0x1C
 _GENERALIZED_TIME, _SEQUENCE, _SET = 0x18, 0x30, 0x31
-_CONTEXT_0, _CONTEXT_1 = 0xA0, 0xA1
+_CONTEXT_0, _CONTEXT_1, _DIRECTORY_NAME = 0xA0, 0xA1, 0xA4
+
+_CONTENT_TYPE_OID = "1.2.840.113549.1.9.3"
+_MESSAGE_DIGEST_OID = "1.2.840.113549.1.9.4"
+#: ESS ``signingCertificate`` (RFC 2634, ``ESSCertID``: SHA-1) and ``signingCertificateV2``
+#: (RFC 5035, ``ESSCertIDv2``: any hash, SHA-256 by default).
+_SIGNING_CERTIFICATE_OID = "1.2.840.113549.1.9.16.2.12"
+_SIGNING_CERTIFICATE_V2_OID = "1.2.840.113549.1.9.16.2.47"
+SHA1_OID = "1.3.14.3.2.26"
+RSASSA_PSS_OID = "1.2.840.113549.1.1.10"
+_MGF1_OID = "1.2.840.113549.1.1.8"
 
 _NAME_KEYS = {
     "2.5.4.3": "CN",
@@ -122,10 +147,13 @@ class _Tlv:
     tag: int
     start: int
     end: int
+    #: Where the element's identifier octet is (``start`` is its content's first byte).
+    head: int = 0
 
 
 def _tlv(data: bytes, offset: int, limit: int) -> _Tlv:
     """The element at *offset*, which must end by *limit*; definite lengths only (DER)."""
+    head = offset
     if offset + 2 > limit:
         raise _Malformed("truncated")
     tag = data[offset]
@@ -145,7 +173,7 @@ def _tlv(data: bytes, offset: int, limit: int) -> _Tlv:
         offset += count
     if offset + length > limit:
         raise _Malformed("truncated")
-    return _Tlv(tag, offset, offset + length)
+    return _Tlv(tag, offset, offset + length, head)
 
 
 def _children(data: bytes, parent: _Tlv) -> list[_Tlv]:
@@ -300,7 +328,17 @@ def _tst_info(data: bytes, element: _Tlv, certificates: int) -> TimeStampInfo:
     return TimeStampInfo(policy, hash_oid, digest, serial, gen_time, nonce, tsa_name, certificates)
 
 
-def _token(data: bytes, element: _Tlv) -> TimeStampInfo:
+@dataclass(frozen=True, slots=True)
+class _SignedData:
+    """Where the parts of a token's ``SignedData`` lie in the response's bytes."""
+
+    tst_info: _Tlv
+    certificates: _Tlv | None
+    crls: _Tlv | None
+    signer_infos: _Tlv
+
+
+def _signed_data(data: bytes, element: _Tlv) -> _SignedData:
     """A ``TimeStampToken``: CMS ``ContentInfo`` with ``SignedData`` over a ``TSTInfo``."""
     content_info = _children(data, _expect(element, _SEQUENCE, "the token"))
     if len(content_info) != 2:
@@ -325,18 +363,45 @@ def _token(data: bytes, element: _Tlv) -> TimeStampInfo:
         raise _Malformed("the TSTInfo is not one OCTET STRING")
     inner = _expect(octets[0], _OCTET_STRING, "the TSTInfo's OCTET STRING")
     rest = signed[3:]
-    certificates = 0
+    certificates = crls = None
     if rest and rest[0].tag == _CONTEXT_0:
-        certificates = len(_children(data, rest[0]))
+        certificates = rest[0]
+        _children(data, certificates)
         rest = rest[1:]
     if rest and rest[0].tag == _CONTEXT_1:
+        crls = rest[0]
+        _children(data, crls)
         rest = rest[1:]
     if len(rest) != 1 or not _children(data, _expect(rest[0], _SET, "the signer infos")):
         raise _Malformed("the SignedData has no signer")
     tst = _tlv(data, inner.start, inner.end)
     if tst.end != inner.end:
         raise _Malformed("bytes after the TSTInfo")
-    return _tst_info(data, tst, certificates)
+    return _SignedData(tst, certificates, crls, rest[0])
+
+
+def _token(data: bytes, element: _Tlv) -> TimeStampInfo:
+    parts = _signed_data(data, element)
+    carried = 0 if parts.certificates is None else len(_children(data, parts.certificates))
+    return _tst_info(data, parts.tst_info, carried)
+
+
+def _granted_token(data: bytes) -> _Tlv | None:
+    """The token of a granted response, or None for a refusal (which has none to rely on)."""
+    outer = _tlv(data, 0, len(data))
+    if outer.end != len(data):
+        raise _Malformed("bytes after the TimeStampResp")
+    parts = _children(data, _expect(outer, _SEQUENCE, "the TimeStampResp"))
+    if not parts or len(parts) > 2:
+        raise _Malformed("the TimeStampResp is not a status and an optional token")
+    status_info = _children(data, _expect(parts[0], _SEQUENCE, "the PKIStatusInfo"))
+    if not status_info:
+        raise _Malformed("the PKIStatusInfo holds no status")
+    if _integer(data, status_info[0], "the status") not in _GRANTED:
+        return None
+    if len(parts) != 2:
+        raise _Malformed("granted, but no token")
+    return parts[1]
 
 
 def _response(data: bytes) -> TimeStampResponse:
@@ -374,5 +439,232 @@ def read_time_stamp_response(data: bytes) -> TimeStampResponse | DerProblem:
         return DerProblem(f"over {MAX_TOKEN_BYTES} bytes", too_large=True)
     try:
         return _response(bytes(data))
+    except _Malformed as exc:
+        return DerProblem(str(exc))
+
+
+# ------------------------------------------------------- the unsigned sets
+
+
+def der_ordered_response(data: bytes) -> bytes | DerProblem:
+    """*data* with its token's ``certificates`` and ``crls`` in DER order; all else unchanged.
+
+    Both are a ``SET OF``, which DER sorts by encoding, but many TSAs write
+    them as a sequence (OpenSSL: the signer's certificate, then its chain).
+    Neither set is covered by the signature (RFC 5652 section 5.4 signs the
+    content and the signed attributes), and sorting a set's elements leaves
+    every length as it was: only the bytes inside the two sets move, and a
+    response already in DER order (or a refusal) comes back equal to *data*.
+
+    Returns:
+        The re-ordered response (as long as *data*), or a :class:`DerProblem`
+        when *data* is not a response of RFC 3161's shape.
+    """
+    if len(data) > MAX_TOKEN_BYTES:
+        return DerProblem(f"over {MAX_TOKEN_BYTES} bytes", too_large=True)
+    data = bytes(data)
+    try:
+        token = _granted_token(data)
+        if token is None:
+            return data
+        parts = _signed_data(data, token)
+    except _Malformed as exc:
+        return DerProblem(str(exc))
+    ordered = bytearray(data)
+    for field in (parts.certificates, parts.crls):
+        if field is not None:
+            elements = sorted(data[child.head : child.end] for child in _children(data, field))
+            ordered[field.start : field.end] = b"".join(elements)
+    return bytes(ordered)
+
+
+# ------------------------------------------------------------ the signer
+
+
+@dataclass(frozen=True, slots=True)
+class EssCertId:
+    """One ``ESSCertID`` (RFC 2634) or ``ESSCertIDv2`` (RFC 5035) of a signed attribute."""
+
+    #: The hash the certificate's DER is hashed with (SHA-1 for an ``ESSCertID``).
+    hash_oid: str
+    cert_hash: bytes
+    #: The DER of the issuer's directory name, and the serial, when ``issuerSerial`` is given.
+    issuer: bytes | None
+    serial: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class TokenSignature:
+    """What checking a granted token's signature needs, as the response holds it (RFC 5652)."""
+
+    #: Each certificate the token carries, its DER, in the order of the response's bytes.
+    certificates: tuple[bytes, ...]
+    #: The encapsulated content: the DER ``TSTInfo`` the signature's message digest covers.
+    content: bytes
+    #: How many ``SignerInfo`` it holds (a time-stamp token has one); the rest is the first's.
+    signers: int
+    digest_oid: str
+    #: The signed ``contentType`` and ``messageDigest`` attributes (None when absent).
+    content_type: str | None
+    message_digest: bytes | None
+    #: The bytes the signature is over: the signed attributes, tagged as a ``SET OF``.
+    signed_attributes: bytes
+    signature_oid: str
+    signature: bytes
+    #: For RSASSA-PSS: the hash, the MGF1 hash and the salt length (RFC 4055 defaults filled in).
+    pss: tuple[str, str, int] | None
+    #: The ESS ``signingCertificate`` and ``signingCertificateV2`` lists (None when absent).
+    ess_v1: tuple[EssCertId, ...] | None
+    ess_v2: tuple[EssCertId, ...] | None
+
+
+def _algorithm(data: bytes, element: _Tlv, what: str) -> tuple[str, _Tlv | None]:
+    fields = _children(data, _expect(element, _SEQUENCE, what))
+    if not fields or len(fields) > 2:
+        raise _Malformed(f"{what} is not an AlgorithmIdentifier")
+    return _oid(data, fields[0], what), (fields[1] if len(fields) == 2 else None)
+
+
+def _single_value(data: bytes, values: _Tlv, what: str) -> _Tlv:
+    found = _children(data, _expect(values, _SET, what))
+    if len(found) != 1:
+        raise _Malformed(f"{what} does not hold exactly one value")
+    return found[0]
+
+
+def _ess_cert_ids(data: bytes, value: _Tlv, v2: bool) -> tuple[EssCertId, ...]:
+    what = "the signingCertificateV2" if v2 else "the signingCertificate"
+    fields = _children(data, _expect(value, _SEQUENCE, what))
+    if not fields:
+        raise _Malformed(f"{what} lists no certificate")
+    found = []
+    for entry in _children(data, _expect(fields[0], _SEQUENCE, f"{what}'s certificates")):
+        parts = _children(data, _expect(entry, _SEQUENCE, f"an ESSCertID of {what}"))
+        hash_oid = SHA256_OID if v2 else SHA1_OID
+        if v2 and parts and parts[0].tag == _SEQUENCE:
+            hash_oid = _algorithm(data, parts[0], "an ESSCertIDv2's hash")[0]
+            parts = parts[1:]
+        if not parts or len(parts) > 2:
+            raise _Malformed(f"an ESSCertID of {what} is not a hash and an issuerSerial")
+        cert_hash = _content(data, _expect(parts[0], _OCTET_STRING, "an ESSCertID's hash"))
+        issuer = serial = None
+        if len(parts) == 2:
+            issuer_serial = _children(data, _expect(parts[1], _SEQUENCE, "an issuerSerial"))
+            if len(issuer_serial) != 2:
+                raise _Malformed("an ESSCertID's issuerSerial is not an issuer and a serial")
+            names = _children(data, _expect(issuer_serial[0], _SEQUENCE, "the issuer's names"))
+            if len(names) != 1 or names[0].tag != _DIRECTORY_NAME:
+                raise _Malformed("an ESSCertID's issuer is not one directory name")
+            inner = _children(data, names[0])
+            if len(inner) != 1:
+                raise _Malformed("an ESSCertID's issuer is not one directory name")
+            name = _expect(inner[0], _SEQUENCE, "an ESSCertID's issuer")
+            issuer = data[name.head : name.end]
+            serial = _integer(data, issuer_serial[1], "an ESSCertID's serial")
+        found.append(EssCertId(hash_oid, cert_hash, issuer, serial))
+    if not found:
+        raise _Malformed(f"{what} lists no certificate")
+    return tuple(found)
+
+
+def _pss(data: bytes, parameters: _Tlv | None) -> tuple[str, str, int]:
+    """RSASSA-PSS-params (RFC 4055): each field explicitly tagged, each with a default."""
+    hash_oid, mgf_hash, salt = SHA1_OID, SHA1_OID, 20
+    if parameters is None:
+        return hash_oid, mgf_hash, salt
+    for field in _children(data, _expect(parameters, _SEQUENCE, "the RSASSA-PSS parameters")):
+        inner = _children(data, field)
+        if len(inner) != 1:
+            raise _Malformed("an RSASSA-PSS parameter is not one value")
+        if field.tag == 0xA0:
+            hash_oid = _algorithm(data, inner[0], "the RSASSA-PSS hash")[0]
+        elif field.tag == 0xA1:
+            mgf, mgf_parameters = _algorithm(data, inner[0], "the RSASSA-PSS mask generation")
+            if mgf != _MGF1_OID or mgf_parameters is None:
+                raise _Malformed("the RSASSA-PSS mask generation is not MGF1 with a hash")
+            mgf_hash = _algorithm(data, mgf_parameters, "the MGF1 hash")[0]
+        elif field.tag == 0xA2:
+            salt = _integer(data, inner[0], "the RSASSA-PSS salt length")
+        elif field.tag == 0xA3:
+            if _integer(data, inner[0], "the RSASSA-PSS trailer field") != 1:
+                raise _Malformed("the RSASSA-PSS trailer field is not 1")
+        else:
+            raise _Malformed("the RSASSA-PSS parameters hold a field out of place")
+    return hash_oid, mgf_hash, salt
+
+
+def _signature(data: bytes, token: _Tlv) -> TokenSignature:
+    parts = _signed_data(data, token)
+    certificates = (
+        ()
+        if parts.certificates is None
+        else tuple(data[c.head : c.end] for c in _children(data, parts.certificates))
+    )
+    signers = _children(data, parts.signer_infos)
+    fields = _children(data, _expect(signers[0], _SEQUENCE, "the SignerInfo"))
+    if len(fields) < 5:
+        raise _Malformed("the SignerInfo lacks required fields")
+    digest_oid = _algorithm(data, fields[2], "the SignerInfo's digest algorithm")[0]
+    if fields[3].tag != _CONTEXT_0:
+        raise _Malformed("the SignerInfo has no signed attributes")
+    signed = fields[3]
+    attributes: dict[str, _Tlv] = {}
+    for attribute in _children(data, signed):
+        pair = _children(data, _expect(attribute, _SEQUENCE, "a signed attribute"))
+        if len(pair) != 2:
+            raise _Malformed("a signed attribute is not a type and values")
+        kind = _oid(data, pair[0], "a signed attribute's type")
+        if kind in attributes:
+            raise _Malformed("a signed attribute is given twice")
+        attributes[kind] = pair[1]
+    content_type = message_digest = None
+    if _CONTENT_TYPE_OID in attributes:
+        value = _single_value(data, attributes[_CONTENT_TYPE_OID], "the contentType")
+        content_type = _oid(data, value, "the contentType")
+    if _MESSAGE_DIGEST_OID in attributes:
+        value = _single_value(data, attributes[_MESSAGE_DIGEST_OID], "the messageDigest")
+        message_digest = _content(data, _expect(value, _OCTET_STRING, "the messageDigest"))
+    ess: list[tuple[EssCertId, ...] | None] = []
+    for oid, v2 in ((_SIGNING_CERTIFICATE_OID, False), (_SIGNING_CERTIFICATE_V2_OID, True)):
+        values = attributes.get(oid)
+        what = "the signingCertificateV2" if v2 else "the signingCertificate"
+        ess.append(
+            None if values is None else _ess_cert_ids(data, _single_value(data, values, what), v2)
+        )
+    signature_oid, parameters = _algorithm(data, fields[4], "the signature algorithm")
+    if len(fields) < 6:
+        raise _Malformed("the SignerInfo holds no signature")
+    signature = _content(data, _expect(fields[5], _OCTET_STRING, "the signature"))
+    pss = _pss(data, parameters) if signature_oid == RSASSA_PSS_OID else None
+    return TokenSignature(
+        certificates=certificates,
+        content=data[parts.tst_info.head : parts.tst_info.end],
+        signers=len(signers),
+        digest_oid=digest_oid,
+        content_type=content_type,
+        message_digest=message_digest,
+        signed_attributes=bytes((_SET,)) + data[signed.head + 1 : signed.end],
+        signature_oid=signature_oid,
+        signature=signature,
+        pss=pss,
+        ess_v1=ess[0],
+        ess_v2=ess[1],
+    )
+
+
+def read_token_signature(data: bytes) -> TokenSignature | DerProblem | None:
+    """The parts of a granted response's signature; any bytes give an answer, never an exception.
+
+    Returns:
+        The signer's parts, None for a response that is not granted (it has
+        no token to rely on), or a :class:`DerProblem` naming the first thing
+        that is not of RFC 3161's and RFC 5652's shape.
+    """
+    if len(data) > MAX_TOKEN_BYTES:
+        return DerProblem(f"over {MAX_TOKEN_BYTES} bytes", too_large=True)
+    data = bytes(data)
+    try:
+        token = _granted_token(data)
+        return None if token is None else _signature(data, token)
     except _Malformed as exc:
         return DerProblem(str(exc))

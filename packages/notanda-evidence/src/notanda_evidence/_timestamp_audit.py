@@ -33,6 +33,7 @@ from ._der import (
 )
 from ._timestamps import checkpoint_digest, token_size
 from .verify_file import (
+    EvidenceError,
     Finding,
     FindingCode,
     NotRegularFileError,
@@ -41,19 +42,54 @@ from .verify_file import (
 )
 
 __all__ = [
+    "MAX_CA_BUNDLE_BYTES",
     "OPENSSL_DEADLINE_S",
+    "CaBundleError",
     "SignatureCheck",
     "TimestampAudit",
     "TimestampCode",
     "TimestampFinding",
     "TokenReport",
     "audit_timestamps",
+    "read_ca_bundle",
     "read_token",
     "token_names",
 ]
 
 #: How long one ``openssl ts -verify`` may take before the token counts as unchecked.
 OPENSSL_DEADLINE_S = 30.0
+#: A CA bundle larger than this is not one anybody hand-picked.
+MAX_CA_BUNDLE_BYTES = 1 << 20
+
+
+class CaBundleError(EvidenceError, ValueError):
+    """A ``--tsa-ca`` file that is not a bundle of TSA CAs; ``problem`` says why, in words."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+
+
+def read_ca_bundle(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of the ``--tsa-ca`` PEM bundle at *path*, for the auditor and the server alike.
+
+    The person who names the file chose it: a link (to a system bundle, say)
+    is followed. It must be a regular file of at most
+    :data:`MAX_CA_BUNDLE_BYTES` holding a PEM certificate.
+
+    Raises:
+        CaBundleError: ``not a regular file``, ``cannot be read (...)`` or
+            ``holds no PEM certificate``.
+    """
+    try:
+        data = read_regular_file(os.path.realpath(path), MAX_CA_BUNDLE_BYTES)
+    except NotRegularFileError as exc:
+        raise CaBundleError("not a regular file") from exc
+    except OSError as exc:
+        raise CaBundleError(f"cannot be read ({type(exc).__name__})") from exc
+    if len(data) > MAX_CA_BUNDLE_BYTES or b"-----BEGIN CERTIFICATE-----" not in data:
+        raise CaBundleError("holds no PEM certificate")
+    return data
 
 
 class TimestampCode(FindingCode):

@@ -8,8 +8,8 @@ codes are its own). Exit codes (``docs/errors.md``):
 0 served until the client left (doctor: ready; demo: every step worked); 1
 doctor found a problem, a demo step failed, or a second signal stopped the
 server at once; 2 usage error, bad evidence directory or unusable
-configuration (also a bad ``--timestamp-url`` or ``--timestamp-every``, or
-``--timestamp-every`` without ``--timestamp-url``).
+configuration (also a bad ``--timestamp-url``, ``--timestamp-every`` or
+``--tsa-ca``, or either of the last two without ``--timestamp-url``).
 Every usage error ends with a one-line remedy; a mistyped command is answered
 with the nearest one. Every command exits 141, quietly, when its output is
 closed early (``quiet_broken_pipe``). Started with a terminal on stdin, the
@@ -106,6 +106,12 @@ def _server_parser() -> argparse.ArgumentParser:
         help="with --timestamp-url, how often to stamp what was logged since (at least 1; "
         "default: 300)",
     )
+    parser.add_argument(
+        "--tsa-ca",
+        metavar="FILE",
+        help="with --timestamp-url, a PEM bundle of the TSA CAs to trust (as for notanda-evidence "
+        "audit --tsa-ca): store only answers whose chain leads to one of them",
+    )
     return parser
 
 
@@ -131,6 +137,12 @@ def _doctor_parser() -> argparse.ArgumentParser:
         metavar="URL",
         help="the time-stamp authority the server is given: with --live, ask it once and check "
         "its answer; with --evidence-dir, say when DIR was last stamped",
+    )
+    parser.add_argument(
+        "--tsa-ca",
+        metavar="FILE",
+        help="with --timestamp-url --live, also check the TSA's chain against this PEM bundle "
+        "of TSA CAs, as the server does with --tsa-ca",
     )
     return parser
 
@@ -179,6 +191,7 @@ def _main(argv: Sequence[str] | None) -> int:
             doctor_args.evidence_dir,
             live=doctor_args.live,
             timestamp_url=doctor_args.timestamp_url,
+            tsa_ca=doctor_args.tsa_ca,
         )
     if args_list[:1] == ["check-references"]:
         from ._check_cli import main as check_references
@@ -196,7 +209,7 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.search_slots < 1:
             raise _Usage("--search-slots must be at least 1: give 1 or more (default 2)")
         toolsets = parse_toolsets(args.toolsets)
-        every = _timestamp_settings(args.timestamp_url, args.timestamp_every)
+        every = _timestamp_settings(args.timestamp_url, args.timestamp_every, args.tsa_ca)
         root = resolve_evidence_dir(args.evidence_dir, create=True)
         check_configuration()
     except _Usage as exc:
@@ -215,26 +228,34 @@ def _main(argv: Sequence[str] | None) -> int:
         toolsets=toolsets,
         timestamp_url=args.timestamp_url,
         timestamp_every=every,
+        tsa_ca=args.tsa_ca,
     ).run()
     return EXIT_OK
 
 
-def _timestamp_settings(url: str | None, every: str | None) -> float | None:
-    """Check ``--timestamp-url`` and ``--timestamp-every``; the interval given, in seconds.
+def _timestamp_settings(url: str | None, every: str | None, tsa_ca: str | None) -> float | None:
+    """Check ``--timestamp-url``, ``--timestamp-every`` and ``--tsa-ca``; the interval, in seconds.
 
     None when ``--timestamp-every`` is not given: the server then takes its default.
 
     Raises:
         _Usage: with the one-line message of the check that failed.
     """
-    from ._stamper import check_timestamp_url, parse_every
+    from ._stamper import check_timestamp_url, load_tsa_ca, parse_every
 
     try:
         if url is not None:
             check_timestamp_url(url)
         seconds = None if every is None else parse_every(every)
+        if tsa_ca is not None and url is not None:
+            load_tsa_ca(tsa_ca)
     except ValueError as exc:
         raise _Usage(str(exc)) from None
+    if tsa_ca is not None and url is None:
+        raise _Usage(
+            "--tsa-ca needs --timestamp-url (stamping is off without a time-stamp authority): "
+            "give --timestamp-url URL as well (docs/mcp-clients.md), or leave --tsa-ca out"
+        )
     if every is not None and url is None:
         # Stamping is off without a TSA: an interval alone would be ignored in silence.
         raise _Usage(

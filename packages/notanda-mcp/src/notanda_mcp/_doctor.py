@@ -329,35 +329,72 @@ def _check_timestamp_url(report: _Report, url: str) -> bool:
     return True
 
 
-def _ask_tsa(report: _Report, url: str) -> None:
-    """Ask the TSA once for a stamp of the empty log's checkpoint, and check the answer."""
-    from notanda_evidence._timestamps import checkpoint_bytes
-    from rfc3161_client import decode_timestamp_response
+def _ask_tsa(report: _Report, url: str, tsa_ca: str | None) -> None:
+    """Ask the TSA once for a stamp of the empty log's checkpoint; say what it sent and what held.
 
-    from ._stamper import TIMESTAMP_DEADLINE_S, StampFailure, ask_tsa
+    The answer is checked exactly as the server checks it (with ``--tsa-ca``,
+    its chain too); then the doctor names the TSA and the certificates it
+    sent, in its order, with their expiry.
+    """
+    from cryptography import x509
+    from notanda_evidence import checkpoint_bytes, read_time_stamp_response, read_token_signature
 
+    from ._stamper import TIMESTAMP_DEADLINE_S, StampFailure, ask_tsa, describe, load_tsa_ca
+
+    trusted = None
+    if tsa_ca is not None:
+        try:
+            trusted = load_tsa_ca(tsa_ca)
+        except ValueError as exc:
+            report.fail(f"the server would refuse to start: {exc}")
+            return
     # The empty log's head (size 0, the SHA-256 of nothing): nothing in DIR is stamped.
     empty_root = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
     try:
-        der = ask_tsa(url, checkpoint_bytes(0, empty_root), TIMESTAMP_DEADLINE_S)
+        der = ask_tsa(url, checkpoint_bytes(0, empty_root), TIMESTAMP_DEADLINE_S, trusted)
     except StampFailure as failure:
         report.warn(
-            f"the TSA did not give a usable stamp: {failure.code.value}; {failure.code.remedy}"
+            f"the TSA did not give a usable stamp: {describe(failure)}; {failure.code.remedy}"
         )
         return
-    when = decode_timestamp_response(der).tst_info.gen_time
-    report.ok(
-        f"the TSA answered with a token that checks out (imprint, nonce, signature against "
-        f"the certificates it sent), genTime {when.isoformat()}; an auditor trusts it only "
+    read = read_time_stamp_response(der)  # checked: granted, with its TSTInfo
+    info = getattr(read, "info", None)
+    name = getattr(info, "tsa_name", None)
+    report.ok(f"the TSA names itself {name}" if name else "the TSA's token names no TSA")
+    parts = read_token_signature(der)
+    for number, certificate in enumerate(getattr(parts, "certificates", ()), start=1):
+        loaded = x509.load_der_x509_certificate(certificate)
+        root = " (self-signed)" if loaded.issuer == loaded.subject else ""
+        report.ok(
+            f"certificate {number} it sent: {loaded.subject.rfc4514_string()}{root}, "
+            f"expires {loaded.not_valid_after_utc.date().isoformat()}"
+        )
+    checked = (
+        "status granted, imprint, nonce, the signature by the signer's certificate it sent, "
+        "the ESS signingCertificate binding"
+    )
+    chain = (
+        f"; its chain leads to a CA in {tsa_ca}"
+        if tsa_ca is not None
+        else "; its chain was not checked: give --tsa-ca FILE, and an auditor trusts it only "
         "with notanda-evidence audit --tsa-ca"
+    )
+    report.ok(
+        f"the TSA answered with a token that checks out ({checked}){chain}, "
+        f"genTime {getattr(info, 'gen_time', None)}"
     )
 
 
 def _last_stamp(report: _Report, root: Path, url: str | None) -> None:
     """Say when DIR was last stamped: the genTime of its newest token, as the token states it."""
-    from notanda_evidence._timestamps import MAX_TOKEN_BYTES, TIMESTAMPS_DIR, token_name
+    from notanda_evidence import (
+        MAX_TOKEN_BYTES,
+        TIMESTAMPS_DIR,
+        TimeStampResponse,
+        read_time_stamp_response,
+        token_name,
+    )
     from notanda_evidence.verify_file import read_regular_file
-    from rfc3161_client import decode_timestamp_response
 
     from ._stamper import last_stamp
 
@@ -370,24 +407,32 @@ def _last_stamp(report: _Report, root: Path, url: str | None) -> None:
             )
         return
     name = f"{TIMESTAMPS_DIR}/{token_name(size)}"
+    # The total reader: a stored token is the TSA's bytes, certificates in its order.
     try:
-        der = read_regular_file(root.joinpath(*name.split("/")), MAX_TOKEN_BYTES)
-        when = decode_timestamp_response(der).tst_info.gen_time
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except BaseException:  # rfc3161-client's parser may panic on hostile bytes
+        read = read_time_stamp_response(
+            read_regular_file(root.joinpath(*name.split("/")), MAX_TOKEN_BYTES)
+        )
+    except OSError:
+        read = None
+    if not isinstance(read, TimeStampResponse) or read.info is None:
         report.warn(
             f"the newest time-stamp token, {name}, cannot be read: run notanda-evidence audit"
         )
         return
     report.ok(
-        f"the evidence folder was last stamped at {when.isoformat()} (the genTime in {name}, "
+        f"the evidence folder was last stamped at {read.info.gen_time} (the genTime in {name}, "
         f"for the first {size} log entries; its signature is checked by notanda-evidence "
         "audit --tsa-ca)"
     )
 
 
-def run_doctor(evidence_dir: str | None, *, live: bool, timestamp_url: str | None = None) -> int:
+def run_doctor(
+    evidence_dir: str | None,
+    *,
+    live: bool,
+    timestamp_url: str | None = None,
+    tsa_ca: str | None = None,
+) -> int:
     """Run every check and return the exit code."""
     report = _Report()
     _check_python(report)
@@ -406,8 +451,10 @@ def run_doctor(evidence_dir: str | None, *, live: bool, timestamp_url: str | Non
             _live(report, root)
     if timestamp_url is not None and url_usable:
         if live:
-            _ask_tsa(report, timestamp_url)
+            _ask_tsa(report, timestamp_url, tsa_ca)
         else:
             report.warn("the TSA was not asked: add --live to ask it once and check its answer")
+    if tsa_ca is not None and timestamp_url is None:
+        report.warn("--tsa-ca was not used: it checks the answers of a --timestamp-url TSA")
     print("ready" if not report.failed else "not ready: see FAIL above")
     return 1 if report.failed else 0

@@ -58,6 +58,7 @@ from ._stamper import (
     TIMESTAMP_DEADLINE_S,
     Stamper,
     check_timestamp_url,
+    load_tsa_ca,
 )
 from ._stdin import MAX_LINE_BYTES, LineTooLong, StoppableStdin
 from ._usage import EXIT_FORCED
@@ -65,6 +66,7 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     import httpx
+    from cryptography import x509
     from mcp.server.context import ServerRequestContext
     from mcp_types import RequestId
     from notanda_evidence import StageCallback
@@ -258,6 +260,7 @@ class NotandaServer:
         timestamp_url: str | None = None,
         timestamp_every: float = DEFAULT_TIMESTAMP_EVERY_S,
         timestamp_deadline_s: float = TIMESTAMP_DEADLINE_S,
+        tsa_ca: list[x509.Certificate] | None = None,
     ) -> None:
         self.evidence_dir = evidence_dir
         #: The names of the tools this server offers and answers.
@@ -281,6 +284,7 @@ class NotandaServer:
                 every_s=timestamp_every,
                 deadline_s=timestamp_deadline_s,
                 head=self.service.log_head,
+                trusted=tsa_ca,
             )
         )
         self.calls = _Calls()
@@ -624,6 +628,7 @@ def build_server(
     timestamp_url: str | None = None,
     timestamp_every: float | None = None,
     timestamp_deadline_s: float = TIMESTAMP_DEADLINE_S,
+    tsa_ca: str | os.PathLike[str] | None = None,
 ) -> NotandaServer:
     """Build the server for one evidence root; the documented test seam.
 
@@ -650,6 +655,9 @@ def build_server(
         timestamp_every: Seconds between two stamps, at least 1; only with
             *timestamp_url* (``DEFAULT_TIMESTAMP_EVERY_S``, 300, when None).
         timestamp_deadline_s: The most one exchange with the TSA may take.
+        tsa_ca: A PEM bundle of the TSA CAs to trust (``--tsa-ca``, as for
+            ``notanda-evidence audit``); only with *timestamp_url*. Each
+            answer's chain must lead to one of them before it is stored.
 
     Returns:
         The server; call ``.run()`` to serve on stdio.
@@ -657,8 +665,9 @@ def build_server(
     Raises:
         ValueError: A toolset name is unknown, ``search_slots`` is below 1,
             ``check_concurrency`` is not from 1 to 16 or ``check_deadline_s``
-            is not positive, or ``timestamp_every`` is below 1 or given
-            without ``timestamp_url``.
+            is not positive, ``timestamp_every`` is below 1 or given
+            without ``timestamp_url``, or ``tsa_ca`` is given without
+            ``timestamp_url`` or holds no readable PEM certificate.
     """
     root = Path(evidence_dir)
     if not root.is_dir():
@@ -690,6 +699,9 @@ def build_server(
         raise ValueError("timestamp_every must be at least 1 second")
     if not timestamp_deadline_s > 0:
         raise ValueError("timestamp_deadline_s must be positive")
+    if tsa_ca is not None and timestamp_url is None:
+        raise ValueError("tsa_ca is given without timestamp_url: stamping is off")
+    trusted = None if tsa_ca is None else load_tsa_ca(tsa_ca)
     return NotandaServer(
         root,
         transport=transport,
@@ -702,4 +714,5 @@ def build_server(
         timestamp_url=timestamp_url,
         timestamp_every=timestamp_every,
         timestamp_deadline_s=timestamp_deadline_s,
+        tsa_ca=trusted,
     )

@@ -4,13 +4,22 @@ Off unless ``--timestamp-url`` names a TSA. A background thread wakes every
 ``--timestamp-every`` seconds and, when something new was logged since the
 last stamp, asks the TSA for a timestamp over the SHA-256 of the current
 head's checkpoint (``notanda log head v1 <size> <root>\n``, see
-``notanda_evidence._timestamps``), with a fresh nonce and ``certReq``. The
-request is built, and the answer checked, with rfc3161-client: status
-granted, the imprint is the checkpoint's, the nonce is the request's, and
-the signature is consistent with the certificates the answer carries, used
-as the verifier's roots (a consistency check, not trust: trust is the
-auditor's ``audit --tsa-ca``). An accepted answer is stored as
-``.notanda/timestamps/<size>.tsr``; a token another server stored first stays.
+``notanda_evidence.checkpoint_bytes``), with a fresh nonce and ``certReq``.
+The request is built, and the answer read, with rfc3161-client: status
+granted, the imprint is the checkpoint's, the nonce is the request's. Real
+TSAs write the token's certificates in their own order, where DER wants a
+sorted ``SET OF`` that rfc3161-client insists on: the set is outside the
+signature, so rfc3161-client is given the answer with its certificate (and
+CRL) sets in DER order (``notanda_evidence.der_ordered_response``), and the
+answer is stored as the TSA sent it. The signature is then checked for
+consistency with the signer's certificate the answer carries (the signature
+over the signed attributes, the message digest of the ``TSTInfo``, the
+critical ``timeStamping`` usage and the ESS ``signingCertificate`` or
+``signingCertificateV2`` binding), with no chain: trust in the chain is
+checked only against a CA bundle, the server's ``--tsa-ca`` (when given, at
+stamp time, ``tsa_untrusted``) or the auditor's ``audit --tsa-ca``. An
+accepted answer is stored as ``.notanda/timestamps/<size>.tsr``; a token
+another server stored first stays.
 
 Stamping never delays or fails a search: it runs beside them, and a TSA that
 is down, slow, answers garbage or another imprint or nonce, or refuses, is
@@ -39,7 +48,9 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     import httpx
-    from notanda_evidence import Head
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from notanda_evidence import Head, TokenSignature
     from rfc3161_client import TimeStampResponse
 
 T = TypeVar("T")
@@ -54,7 +65,9 @@ __all__ = [
     "ask_tsa",
     "check_answer",
     "check_timestamp_url",
+    "describe",
     "last_stamp",
+    "load_tsa_ca",
     "parse_every",
 ]
 
@@ -68,6 +81,7 @@ TIMESTAMP_DEADLINE_S = 10.0
 _SHORTEST_ATTEMPT_S = 0.1
 _DECIMAL = re.compile(r"[0-9]+(\.[0-9]+)?")
 _SHA256_OID = "2.16.840.1.101.3.4.2.1"
+_TST_INFO_OID = "1.2.840.113549.1.9.16.1.4"
 _MEDIA_QUERY = "application/timestamp-query"
 _MEDIA_REPLY = "application/timestamp-reply"
 
@@ -96,8 +110,10 @@ class StampCode(StrEnum):
     WRONG_IMPRINT = "tsa_wrong_imprint"
     #: The token carries another nonce than the request's (a replayed answer).
     WRONG_NONCE = "tsa_wrong_nonce"
-    #: The signature is not consistent with the certificates the answer carries.
+    #: The signature is not consistent with the signer's certificate the answer carries.
     INCONSISTENT = "tsa_signature_inconsistent"
+    #: ``--tsa-ca``: the answer's chain does not lead to a CA in the bundle.
+    UNTRUSTED = "tsa_untrusted"
     #: The token could not be stored (the storage reason follows).
     NOT_STORED = "timestamp_not_stored"
     #: The log's head could not be read (the log reason follows).
@@ -114,15 +130,17 @@ _REMEDIES = {
     f"redirect means another URL); {_CHECK_TSA}",
     StampCode.TOO_LARGE: "--timestamp-url does not answer like a TSA: check the URL",
     StampCode.UNPARSABLE: "--timestamp-url does not answer like a TSA (or answers in a form "
-    "rfc3161-client cannot read): check the URL, or choose another TSA",
+    "rfc3161-client cannot read, named in the line): check the URL, or choose another TSA",
     StampCode.REFUSED: "the TSA refused the request (policy, overload or account): check its "
     "terms of use, or choose another TSA",
     StampCode.WRONG_IMPRINT: "the TSA answered for another log head (a faulty or hostile TSA "
     "or proxy): choose another TSA",
     StampCode.WRONG_NONCE: "the TSA answered another request (a replay, or a faulty or hostile "
     "TSA or proxy): choose another TSA",
-    StampCode.INCONSISTENT: "the TSA's signature does not check out against the certificates "
-    "it sends (it must send its chain when asked, certReq): choose another TSA",
+    StampCode.INCONSISTENT: "the TSA's signature does not check out against the signer's "
+    "certificate it sends (it must send it when asked, certReq): choose another TSA",
+    StampCode.UNTRUSTED: "the TSA's certificate chain does not lead to a CA in --tsa-ca: give "
+    "--tsa-ca the TSA's CA certificates, or check --timestamp-url names the TSA you chose",
     StampCode.NOT_STORED: "make the evidence folder's .notanda/timestamps/ writable, with free "
     "space; the next interval stamps the head then reached",
     StampCode.LOG_UNAVAILABLE: "see the log reason in docs/errors.md; nothing is stamped until "
@@ -131,12 +149,21 @@ _REMEDIES = {
 
 
 class StampFailure(NotandaMcpError):
-    """One attempt at a stamp failed; ``code`` says why, ``detail`` adds an HTTP status."""
+    """One attempt at a stamp failed; ``code`` says why, ``detail`` adds an HTTP status.
 
-    def __init__(self, code: StampCode, detail: int | None = None) -> None:
-        super().__init__(code.value if detail is None else f"{code.value} ({detail})")
+    ``reason`` says, for ``tsa_unparsable``, which structure could not be
+    read, and for the signature's checks which one failed (a sentence of
+    this program's, never the TSA's text).
+    """
+
+    def __init__(
+        self, code: StampCode, detail: int | None = None, *, reason: str | None = None
+    ) -> None:
+        shown = code.value if detail is None else f"{code.value} ({detail})"
+        super().__init__(shown if reason is None else f"{shown} ({reason})")
         self.code = code
         self.detail = detail
+        self.reason = reason
 
 
 # ----------------------------------------------------------------- settings
@@ -150,7 +177,12 @@ def check_timestamp_url(text: str) -> str:
     """
     import httpx
 
-    fix = "give the TSA's RFC 3161 URL, e.g. --timestamp-url http://timestamp.digicert.com"
+    # The example is not among the answer shapes the tests reproduce: say where they are.
+    fix = (
+        "give the TSA's RFC 3161 URL, e.g. --timestamp-url http://timestamp.digicert.com "
+        "(check it with notanda-mcp doctor --timestamp-url URL --live; the answer shapes "
+        "tested are in docs/mcp-clients.md)"
+    )
     try:
         url = httpx.URL(text)
     except (httpx.InvalidURL, TypeError):
@@ -200,7 +232,7 @@ def _read_bounded(response: httpx.Response, limit: int, deadline: float) -> byte
 def _exchange(url: str, query: bytes, deadline_s: float) -> bytes:
     """POST *query* to *url* once; the answer's body, or :class:`StampFailure`."""
     import httpx
-    from notanda_evidence._timestamps import MAX_TOKEN_BYTES
+    from notanda_evidence import MAX_TOKEN_BYTES
 
     deadline = time.monotonic() + deadline_s
     headers = {
@@ -230,7 +262,21 @@ def _exchange(url: str, query: bytes, deadline_s: float) -> bytes:
         raise StampFailure(StampCode.UNREACHABLE) from exc
 
 
-def _read(step: Callable[[], T], code: StampCode) -> T:
+#: rfc3161-client's parse errors name the field (``"SignedData::certificates"``) and the kind.
+_PARSE_FIELD = re.compile(r'"([A-Za-z][A-Za-z0-9_]{0,40}::[A-Za-z][A-Za-z0-9_]{0,40})"')
+_PARSE_KIND = re.compile(r"kind: ([A-Za-z][A-Za-z0-9]{0,40})")
+
+
+def _unreadable(exc: BaseException) -> str:
+    """Which structure rfc3161-client could not read, from its message (its own words only)."""
+    message = str(exc)[:1000]
+    fields = _PARSE_FIELD.findall(message)
+    kind = _PARSE_KIND.search(message)
+    where = f"rfc3161-client cannot read {fields[-1] if fields else 'it'}"
+    return where if kind is None else f"{where}: {kind.group(1)}"
+
+
+def _read(step: Callable[[], T], code: StampCode, reason: str | None = None) -> T:
     """Run one step of reading an answer; whatever it raises becomes *code*.
 
     rfc3161-client raises ValueError on bytes it cannot read, and a panic in
@@ -242,21 +288,249 @@ def _read(step: Callable[[], T], code: StampCode) -> T:
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:
-        raise StampFailure(code) from exc
+        why = reason
+        if why is None and code is StampCode.UNPARSABLE:
+            why = _unreadable(exc)
+        raise StampFailure(code, reason=why) from exc
 
 
-def check_answer(body: bytes, nonce: int, checkpoint: bytes) -> TimeStampResponse:
-    """Check a TSA's answer to the request for *checkpoint* with *nonce*, with rfc3161-client.
+def load_tsa_ca(path: str | os.PathLike[str]) -> list[x509.Certificate]:
+    """The certificates of the PEM bundle at *path* (``--tsa-ca``, as ``audit --tsa-ca`` takes it).
+
+    Raises:
+        ValueError: with a one-line message that says what to give instead.
+    """
+    from cryptography import x509
+    from notanda_evidence import CaBundleError, read_ca_bundle
+
+    fix = "give --tsa-ca the PEM file of the TSA's CA certificates (docs/auditors-guide.md)"
+    shown = os.fspath(path)
+    try:
+        data = read_ca_bundle(path)  # the rule audit --tsa-ca reads its file by
+    except CaBundleError as exc:
+        raise ValueError(f"--tsa-ca {shown}: {exc.problem}: {fix}") from None
+    try:
+        return x509.load_pem_x509_certificates(data)
+    except ValueError:
+        raise ValueError(
+            f"--tsa-ca {shown}: a PEM certificate in it cannot be read: {fix}"
+        ) from None
+
+
+# ---------------------------------------------------- the signature's check
+
+
+def _hash(oid: str) -> hashes.HashAlgorithm:
+    from cryptography.hazmat.primitives import hashes
+
+    known: dict[str, Callable[[], hashes.HashAlgorithm]] = {
+        "1.3.14.3.2.26": hashes.SHA1,
+        "2.16.840.1.101.3.4.2.4": hashes.SHA224,
+        "2.16.840.1.101.3.4.2.1": hashes.SHA256,
+        "2.16.840.1.101.3.4.2.2": hashes.SHA384,
+        "2.16.840.1.101.3.4.2.3": hashes.SHA512,
+    }
+    found = known.get(oid)
+    if found is None:
+        raise StampFailure(StampCode.INCONSISTENT, reason=f"a hash it does not know ({oid})")
+    return found()
+
+
+#: Signature algorithms by OID: the key type and, when the OID names one, the hash.
+_RSA, _EC, _ED = "rsa", "ec", "ed"
+_SIGNATURES: dict[str, tuple[str, str | None]] = {
+    "1.2.840.113549.1.1.1": (_RSA, None),  # rsaEncryption: the SignerInfo's digest
+    "1.2.840.113549.1.1.5": (_RSA, "1.3.14.3.2.26"),
+    "1.2.840.113549.1.1.14": (_RSA, "2.16.840.1.101.3.4.2.4"),
+    "1.2.840.113549.1.1.11": (_RSA, "2.16.840.1.101.3.4.2.1"),
+    "1.2.840.113549.1.1.12": (_RSA, "2.16.840.1.101.3.4.2.2"),
+    "1.2.840.113549.1.1.13": (_RSA, "2.16.840.1.101.3.4.2.3"),
+    "1.2.840.10045.2.1": (_EC, None),  # ecPublicKey: the SignerInfo's digest
+    "1.2.840.10045.4.1": (_EC, "1.3.14.3.2.26"),
+    "1.2.840.10045.4.3.1": (_EC, "2.16.840.1.101.3.4.2.4"),
+    "1.2.840.10045.4.3.2": (_EC, "2.16.840.1.101.3.4.2.1"),
+    "1.2.840.10045.4.3.3": (_EC, "2.16.840.1.101.3.4.2.2"),
+    "1.2.840.10045.4.3.4": (_EC, "2.16.840.1.101.3.4.2.3"),
+    "1.3.101.112": (_ED, None),
+    "1.3.101.113": (_ED, None),
+}
+
+
+def _verify_signature(signer: x509.Certificate, parts: TokenSignature) -> None:
+    """The signature over the signed attributes, by the signer's public key (RFC 5652 5.4)."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa
+
+    key = signer.public_key()
+    signed, signature = parts.signed_attributes, parts.signature
+    try:
+        if parts.pss is not None:
+            pss_hash, mgf_hash, salt = parts.pss
+            if not isinstance(key, rsa.RSAPublicKey):
+                raise InvalidSignature
+            pss = padding.PSS(mgf=padding.MGF1(_hash(mgf_hash)), salt_length=salt)
+            key.verify(signature, signed, pss, _hash(pss_hash))
+            return
+        kind, hash_oid = _SIGNATURES.get(parts.signature_oid, (None, None))
+        digest = _hash(hash_oid or parts.digest_oid)
+        if kind == _RSA and isinstance(key, rsa.RSAPublicKey):
+            key.verify(signature, signed, padding.PKCS1v15(), digest)
+        elif kind == _EC and isinstance(key, ec.EllipticCurvePublicKey):
+            key.verify(signature, signed, ec.ECDSA(digest))
+        elif kind == _ED and isinstance(key, ed25519.Ed25519PublicKey | ed448.Ed448PublicKey):
+            key.verify(signature, signed)
+        else:
+            raise StampFailure(
+                StampCode.INCONSISTENT,
+                reason=f"a signature algorithm unknown for its key ({parts.signature_oid})",
+            )
+    except InvalidSignature:
+        raise StampFailure(
+            StampCode.INCONSISTENT, reason="the signature does not verify with the signer's key"
+        ) from None
+
+
+def _binds(cert_id: object, certificate: x509.Certificate) -> bool:
+    """Whether one ``ESSCertID`` (v1 or v2) names *certificate*: its hash, and issuer and serial."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.serialization import Encoding
+    from notanda_evidence import EssCertId
+
+    if not isinstance(cert_id, EssCertId):
+        return False
+    digest = hashes.Hash(_hash(cert_id.hash_oid))
+    digest.update(certificate.public_bytes(Encoding.DER))
+    if digest.finalize() != cert_id.cert_hash:
+        return False
+    if cert_id.issuer is None:
+        return True
+    return (
+        cert_id.issuer == certificate.issuer.public_bytes()
+        and cert_id.serial == certificate.serial_number
+    )
+
+
+def _check_signer(
+    response: TimeStampResponse,
+    parts: TokenSignature,
+    chain: list[x509.Certificate],
+    anchors: list[x509.Certificate],
+) -> x509.Certificate:
+    """The signer's certificate, once the signature is consistent with it; else ``INCONSISTENT``.
+
+    A consistency check, no trust: the signer is the carried certificate the
+    ``SignerInfo`` names (its ``sid``, covered by nothing, so the signature
+    and the ESS binding, which are, decide), its usage must be the critical
+    ``timeStamping``, the signed ``messageDigest`` must be the digest of the
+    ``TSTInfo`` read, and the first ESS certificate ID must name the signer
+    (RFC 5035 section 5.4); with *anchors* (the ``--tsa-ca`` bundle) every
+    further ID must name a certificate carried or of the bundle, as
+    ``openssl ts -verify`` requires of the chain it builds.
+    """
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.x509.oid import ExtendedKeyUsageOID
+
+    def failed(reason: str) -> StampFailure:
+        return StampFailure(StampCode.INCONSISTENT, reason=reason)
+
+    signer_infos = list(response.signed_data.signer_infos)
+    if len(signer_infos) != 1 or parts.signers != 1:
+        raise failed("a token has one signer")
+    [info] = signer_infos
+    signer = next(
+        (c for c in chain if c.issuer == info.issuer and c.serial_number == info.serial_number),
+        None,
+    )
+    if signer is None:
+        raise failed("the answer does not carry the signer's certificate")
+    try:
+        usage = signer.extensions.get_extension_for_class(x509.ExtendedKeyUsage)
+    except x509.ExtensionNotFound:
+        usage = None
+    if usage is None or not usage.critical or ExtendedKeyUsageOID.TIME_STAMPING not in usage.value:
+        raise failed("the signer's certificate lacks the critical timeStamping usage")
+    if parts.content_type != _TST_INFO_OID:
+        raise failed("the signed contentType is not a TSTInfo")
+
+    digest = hashes.Hash(_hash(parts.digest_oid))
+    digest.update(parts.content)
+    if parts.message_digest != digest.finalize():
+        raise failed("the signed messageDigest is not the TSTInfo's")
+    _verify_signature(signer, parts)
+    if parts.ess_v1 is None and parts.ess_v2 is None:
+        raise failed("no ESS signingCertificate binds the signer's certificate")
+    for cert_ids in (parts.ess_v1, parts.ess_v2):
+        if cert_ids is None:
+            continue
+        if not _binds(cert_ids[0], signer):
+            raise failed("the ESS signingCertificate names another certificate than the signer's")
+        # The further IDs name the chain: checked where the chain is, with --tsa-ca.
+        if anchors and not all(any(_binds(i, c) for c in chain + anchors) for i in cert_ids[1:]):
+            raise failed("the ESS signingCertificate names a certificate outside the chain")
+    return signer
+
+
+def _check_trust(
+    response: TimeStampResponse, checkpoint: bytes, nonce: int, trusted: list[x509.Certificate]
+) -> None:
+    """``--tsa-ca``: the chain from the signer to a CA of the bundle, as ``openssl ts -verify``.
+
+    rfc3161-client's verifier, given the bundle as its only roots: OpenSSL
+    builds the chain from the certificates the token carries, with the
+    ``timeStamping`` purpose, at the token's ``genTime``.
+    """
+    from rfc3161_client import VerifierBuilder
+
+    def verify() -> None:
+        builder = VerifierBuilder(nonce=nonce)
+        for certificate in trusted:
+            builder = builder.add_root_certificate(certificate)
+        builder.build().verify_message(response, checkpoint)
+
+    _read(verify, StampCode.UNTRUSTED, "its chain does not lead to a CA in --tsa-ca")
+
+
+def check_answer(
+    body: bytes,
+    nonce: int,
+    checkpoint: bytes,
+    trusted: list[x509.Certificate] | None = None,
+) -> TimeStampResponse:
+    """Check a TSA's answer to the request for *checkpoint* with *nonce*.
+
+    *body* is read as the TSA sent it by the total DER reader, and with its
+    certificate and CRL sets in DER order by rfc3161-client; nothing in the
+    signed part is re-encoded. With *trusted* (``--tsa-ca``), the chain must
+    also lead to one of those CAs.
+
+    Returns:
+        rfc3161-client's reading of the answer (sets in DER order).
 
     Raises:
         StampFailure: ``tsa_unparsable``, ``tsa_refused``, ``tsa_wrong_imprint``,
-            ``tsa_wrong_nonce`` or ``tsa_signature_inconsistent``.
+            ``tsa_wrong_nonce``, ``tsa_signature_inconsistent`` or ``tsa_untrusted``.
     """
     from cryptography import x509
-    from rfc3161_client import PKIStatus, VerifierBuilder, decode_timestamp_response
+    from notanda_evidence import (
+        DerProblem,
+        der_ordered_response,
+        read_time_stamp_response,
+        read_token_signature,
+    )
+    from rfc3161_client import PKIStatus, decode_timestamp_response
 
-    response = _read(partial(decode_timestamp_response, body), StampCode.UNPARSABLE)
-    if _read(lambda: response.status, StampCode.UNPARSABLE) != PKIStatus.GRANTED:
+    read = read_time_stamp_response(body)
+    ordered = der_ordered_response(body)
+    if isinstance(read, DerProblem):
+        raise StampFailure(StampCode.UNPARSABLE, reason=f"not a DER TimeStampResp: {read.reason}")
+    if isinstance(ordered, DerProblem):
+        raise StampFailure(
+            StampCode.UNPARSABLE, reason=f"not a DER TimeStampResp: {ordered.reason}"
+        )
+    response = _read(partial(decode_timestamp_response, ordered), StampCode.UNPARSABLE)
+    status = _read(lambda: response.status, StampCode.UNPARSABLE)
+    if status != PKIStatus.GRANTED or read.info is None:
         raise StampFailure(StampCode.REFUSED)
 
     def fields() -> tuple[str, bytes, int, list[bytes]]:
@@ -266,26 +540,56 @@ def check_answer(body: bytes, nonce: int, checkpoint: bytes) -> TimeStampRespons
         return imprint.hash_algorithm.dotted_string, imprint.message, info.nonce, carried
 
     algorithm, message, answered_nonce, carried = _read(fields, StampCode.UNPARSABLE)
-    if algorithm != _SHA256_OID or message != hashlib.sha256(checkpoint).digest():
+    digest = hashlib.sha256(checkpoint).digest()
+    # Both readers must agree with the request: the signature below covers the total reader's.
+    if algorithm != _SHA256_OID or message != digest:
         raise StampFailure(StampCode.WRONG_IMPRINT)
-    if answered_nonce != nonce:
+    if read.info.hash_oid != _SHA256_OID or read.info.digest != digest:
+        raise StampFailure(StampCode.WRONG_IMPRINT)
+    if answered_nonce != nonce or read.info.nonce != nonce:
         raise StampFailure(StampCode.WRONG_NONCE)
-
-    def consistent() -> None:
-        builder = VerifierBuilder(nonce=nonce)
-        for der in carried:
-            builder = builder.add_root_certificate(x509.load_der_x509_certificate(der))
-        builder.build().verify_message(response, checkpoint)
-
-    _read(consistent, StampCode.INCONSISTENT)
+    parts = read_token_signature(ordered)
+    if parts is None or isinstance(parts, DerProblem):
+        why = "the SignerInfo" if parts is None else parts.reason
+        raise StampFailure(StampCode.UNPARSABLE, reason=why)
+    if set(parts.certificates) != set(carried):
+        raise StampFailure(StampCode.UNPARSABLE, reason="the readers disagree on its certificates")
+    chain = _read(
+        lambda: [x509.load_der_x509_certificate(der) for der in parts.certificates],
+        StampCode.UNPARSABLE,
+        "cryptography cannot read a certificate it carries",
+    )
+    if not chain:
+        raise StampFailure(
+            StampCode.INCONSISTENT, reason="the answer carries no certificate (certReq)"
+        )
+    _check_signer(response, parts, chain, list(trusted or ()))
+    if trusted is not None:
+        _check_trust(response, checkpoint, nonce, trusted)
     return response
 
 
-def ask_tsa(url: str, checkpoint: bytes, deadline_s: float) -> bytes:
+def describe(failure: StampFailure) -> str:
+    """The failure as the stderr line names it: its code, then the HTTP status or the reason."""
+    if failure.detail is not None:
+        return f"{failure.code.value} (HTTP {failure.detail})"
+    if failure.reason is not None:
+        return f"{failure.code.value} ({failure.reason})"
+    return failure.code.value
+
+
+def ask_tsa(
+    url: str,
+    checkpoint: bytes,
+    deadline_s: float,
+    trusted: list[x509.Certificate] | None = None,
+) -> bytes:
     """Ask the TSA at *url* once for a timestamp over *checkpoint*; the checked DER answer.
 
     The whole exchange and check run in a daemon thread that is waited for
     *deadline_s* at most: nothing the TSA does can hold the caller longer.
+    The bytes returned are the TSA's own, as it sent them; with *trusted*
+    (``--tsa-ca``) their chain leads to one of those CAs.
 
     Raises:
         StampFailure: The TSA could not be reached in time, or its answer
@@ -308,7 +612,7 @@ def ask_tsa(url: str, checkpoint: bytes, deadline_s: float) -> bytes:
 
     def attempt() -> bytes:
         body = _exchange(url, query, deadline_s)
-        check_answer(body, nonce, checkpoint)
+        check_answer(body, nonce, checkpoint, trusted)
         return body
 
     try:
@@ -318,14 +622,14 @@ def ask_tsa(url: str, checkpoint: bytes, deadline_s: float) -> bytes:
 
 
 def _tokens_folder(root: str | os.PathLike[str]) -> str:
-    from notanda_evidence._timestamps import TIMESTAMPS_DIR
+    from notanda_evidence import TIMESTAMPS_DIR
 
     return os.path.join(os.fspath(root), *TIMESTAMPS_DIR.split("/"))
 
 
 def last_stamp(root: str | os.PathLike[str]) -> int:
     """The largest size a token is stored for in *root* (0 when none is)."""
-    from notanda_evidence._timestamps import token_size
+    from notanda_evidence import token_size
 
     try:
         names = os.listdir(_tokens_folder(root))
@@ -347,6 +651,8 @@ class Stamper:
         every_s: Seconds between two looks for something new to stamp.
         deadline_s: The most one exchange with the TSA may take.
         head: Returns the log's current head; raises ``LogUnavailable``.
+        trusted: The ``--tsa-ca`` certificates each answer's chain must lead
+            to before it is stored; None to leave trust to the auditor.
     """
 
     def __init__(
@@ -357,8 +663,10 @@ class Stamper:
         every_s: float,
         deadline_s: float,
         head: Callable[[], Head],
+        trusted: list[x509.Certificate] | None = None,
     ) -> None:
         self.root = root
+        self.trusted = trusted
         self.url = url
         self.every_s = every_s
         self.deadline_s = deadline_s
@@ -379,7 +687,7 @@ class Stamper:
         Every failure is logged as one line with its :class:`StampCode` and
         returns False; the next call tries again.
         """
-        from notanda_evidence._timestamps import checkpoint_bytes, token_name
+        from notanda_evidence import checkpoint_bytes, token_name
 
         with self._busy:
             try:
@@ -400,23 +708,15 @@ class Stamper:
                     self.url,
                     checkpoint_bytes(head.size, head.root),
                     self.deadline_s if deadline_s is None else deadline_s,
+                    self.trusted,
                 )
             except StampFailure as failure:
-                if failure.detail is None:
-                    LOGGER.warning("log head %d not stamped: %s", head.size, failure.code.value)
-                else:
-                    LOGGER.warning(
-                        "log head %d not stamped: %s (HTTP %d)",
-                        head.size,
-                        failure.code.value,
-                        failure.detail,
-                    )
+                LOGGER.warning("log head %d not stamped: %s", head.size, describe(failure))
                 return False
             return self._store(head.size, der)
 
     def _store(self, size: int, der: bytes) -> bool:
-        from notanda_evidence import EvidenceStorageError
-        from notanda_evidence._timestamps import store_token
+        from notanda_evidence import EvidenceStorageError, store_token
 
         try:
             stored = store_token(self.root, size, der)
