@@ -331,7 +331,9 @@ class EvidenceLog:
         root: The evidence root; the log lives in ``root/.notanda/``.
         on_stage: Called with ``(Stage.AFTER_LOG_APPEND, evidence_id)`` once an
             append is durable.
-        clock: Returns the entry time; tests pass a fixed one.
+        clock: Returns the entry time; tests pass a fixed one. None reads the
+            module's ``_now`` when the log is made, so a test that drives the
+            server (which makes its own log) can fix the time there.
     """
 
     def __init__(
@@ -339,13 +341,13 @@ class EvidenceLog:
         root: str | os.PathLike[str],
         *,
         on_stage: StageCallback | None = None,
-        clock: Callable[[], str] = _now,
+        clock: Callable[[], str] | None = None,
     ) -> None:
         self.root = Path(root)
         self.folder = self.root / RESERVED_DIR
         self.path = self.folder / LOG_FILE
         self._on_stage = on_stage
-        self._clock = clock
+        self._clock = _now if clock is None else clock
         self._state = _State()
         self._guard = threading.Lock()
 
