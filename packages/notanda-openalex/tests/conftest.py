@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,6 +16,8 @@ import pytest
 from notanda_openalex import OpenAlexClient
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
+# Helpers shared by the three packages' tests (public_names.py).
+sys.path.insert(0, str(REPO_ROOT / "tests-support"))
 SHARED_DIR = Path(os.environ.get("NOTANDA_SHARED_DIR") or REPO_ROOT.parent / "shared")
 FIXTURES_DIR = SHARED_DIR / "fixtures" / "openalex"
 
