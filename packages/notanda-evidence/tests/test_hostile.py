@@ -444,7 +444,7 @@ def test_a_bug_is_never_reported_as_a_finding(
     def broken(*args: object, **kwargs: object) -> None:
         raise RecursionError("a reader bug")
 
-    monkeypatch.setattr(_cli, "audit", broken)
+    monkeypatch.setattr(_cli, "AuditRun", broken)
     code, out, err = run(["audit", str(tmp_path)], capsys)
     assert (code, out) == (2, "")
     assert err == (

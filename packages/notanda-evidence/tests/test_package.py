@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 import notanda_evidence
+import public_names
 import pytest
 
 
@@ -29,7 +30,11 @@ def test_public_names_are_exactly_all() -> None:
     modules = {"verify_file"}
     assert public - modules == set(notanda_evidence.__all__) - {"__version__"}
     assert len(notanda_evidence.__all__) == len(set(notanda_evidence.__all__))
-    assert set(notanda_evidence._EXPORTS) | {"__version__"} == set(notanda_evidence.__all__)
+
+
+def test_type_checkers_see_the_one_list_of_names() -> None:
+    """The TYPE_CHECKING re-exports name exactly ``_EXPORTS``, from the same homes."""
+    assert public_names.problems(notanda_evidence) == []
 
 
 def test_names_are_imported_on_first_use() -> None:

@@ -15,6 +15,7 @@ import pytest
 from notanda_openalex import OpenAlexClient
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
+# Helpers shared by the three packages' tests (public_names.py, openalex_fixtures.py).
 # The recorded OpenAlex bodies are in the repository (tests-support/fixtures/openalex);
 # one missing is an error naming it, never a skip.
 sys.path.insert(0, str(REPO_ROOT / "tests-support"))

@@ -12,105 +12,110 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
+from ._version import __version__ as __version__
 
+# The public names: ``_EXPORTS`` below is the one list (``__all__`` is made
+# from it). Type checkers cannot read it, so each name is also imported here
+# as ``X as X`` (an explicit re-export); ``tests/test_package.py`` checks that the two
+# agree. To add a name: one line here, one entry in ``_EXPORTS``.
 if TYPE_CHECKING:
-    from ._adopt import AdoptReport, adopt, prune
-    from ._audit import AuditResult, LogStatus, audit
-    from ._bagit import export_bagit
-    from ._cite import (
-        Citation,
-        CitationCode,
-        CitationError,
-        CitationFormat,
-        collect_citations,
-        find_doi,
-        render,
-    )
-    from ._der import (
-        MAX_TOKEN_BYTES,
-        DerProblem,
-        EssCertId,
-        TimeStampInfo,
-        TimeStampResponse,
-        TokenSignature,
-        der_ordered_response,
-        read_time_stamp_response,
-        read_token_signature,
-    )
-    from ._log import (
-        AppendResult,
-        EntryType,
-        EvidenceLog,
-        EvidenceLogError,
-        Head,
-        LogCode,
-        LogEntry,
-        LogFinding,
-        LogReason,
-    )
-    from ._proofs import InclusionProof, ProofCode, ProofError, make_proof, verify_proof
-    from ._report import ReportCode, ReportFormat, build_report
-    from ._store import (
-        EvidenceStorageError,
-        EvidenceStore,
-        EvidenceValueError,
-        RecordWriter,
-        Seal,
-        Stage,
-        StageCallback,
-        StorageReason,
-        encode_canonical,
-        replace_lone_surrogates,
-    )
-    from ._timestamp_audit import (
-        MAX_CA_BUNDLE_BYTES,
-        CaBundleError,
-        SignatureCheck,
-        TimestampAudit,
-        TimestampCode,
-        TimestampFinding,
-        TokenReport,
-        read_ca_bundle,
-    )
-    from ._timestamps import (
-        CHECKPOINT_PREFIX,
-        TIMESTAMPS_DIR,
-        checkpoint_bytes,
-        checkpoint_digest,
-        store_token,
-        token_name,
-        token_size,
-    )
-    from ._verify import VerificationError, verify_or_raise
-    from .verify_file import (
-        SCHEMA_VERSION,
-        Code,
-        EvidenceError,
-        Finding,
-        Outcome,
-        ParsedJSON,
-        RecordResult,
-        RootResult,
-        Severity,
-        canonical_bytes,
-        canonical_pieces,
-        format_timestamp,
-        is_evidence_id,
-        open_record,
-        parse_canonical,
-        verify_record,
-        verify_root,
-    )
+    from ._adopt import AdoptReport as AdoptReport
+    from ._adopt import adopt as adopt
+    from ._adopt import prune as prune
+    from ._audit import AuditResult as AuditResult
+    from ._audit import LogStatus as LogStatus
+    from ._audit import audit as audit
+    from ._bagit import export_bagit as export_bagit
+    from ._cite import Citation as Citation
+    from ._cite import CitationCode as CitationCode
+    from ._cite import CitationError as CitationError
+    from ._cite import CitationFormat as CitationFormat
+    from ._cite import collect_citations as collect_citations
+    from ._cite import find_doi as find_doi
+    from ._cite import render as render
+    from ._der import MAX_TOKEN_BYTES as MAX_TOKEN_BYTES
+    from ._der import DerProblem as DerProblem
+    from ._der import EssCertId as EssCertId
+    from ._der import TimeStampInfo as TimeStampInfo
+    from ._der import TimeStampResponse as TimeStampResponse
+    from ._der import TokenSignature as TokenSignature
+    from ._der import der_ordered_response as der_ordered_response
+    from ._der import read_time_stamp_response as read_time_stamp_response
+    from ._der import read_token_signature as read_token_signature
+    from ._log import AppendResult as AppendResult
+    from ._log import EntryType as EntryType
+    from ._log import EvidenceLog as EvidenceLog
+    from ._log import EvidenceLogError as EvidenceLogError
+    from ._log import Head as Head
+    from ._log import LogCode as LogCode
+    from ._log import LogEntry as LogEntry
+    from ._log import LogFinding as LogFinding
+    from ._log import LogReason as LogReason
+    from ._proofs import InclusionProof as InclusionProof
+    from ._proofs import ProofCode as ProofCode
+    from ._proofs import ProofError as ProofError
+    from ._proofs import make_proof as make_proof
+    from ._proofs import verify_proof as verify_proof
+    from ._report import ReportCode as ReportCode
+    from ._report import ReportFormat as ReportFormat
+    from ._report import build_report as build_report
+    from ._store import EvidenceStorageError as EvidenceStorageError
+    from ._store import EvidenceStore as EvidenceStore
+    from ._store import EvidenceValueError as EvidenceValueError
+    from ._store import RecordWriter as RecordWriter
+    from ._store import Seal as Seal
+    from ._store import Stage as Stage
+    from ._store import StageCallback as StageCallback
+    from ._store import StorageReason as StorageReason
+    from ._store import encode_canonical as encode_canonical
+    from ._store import replace_lone_surrogates as replace_lone_surrogates
+    from ._timestamp_audit import MAX_CA_BUNDLE_BYTES as MAX_CA_BUNDLE_BYTES
+    from ._timestamp_audit import CaBundleError as CaBundleError
+    from ._timestamp_audit import SignatureCheck as SignatureCheck
+    from ._timestamp_audit import TimestampAudit as TimestampAudit
+    from ._timestamp_audit import TimestampCode as TimestampCode
+    from ._timestamp_audit import TimestampFinding as TimestampFinding
+    from ._timestamp_audit import TokenReport as TokenReport
+    from ._timestamp_audit import read_ca_bundle as read_ca_bundle
+    from ._timestamps import CHECKPOINT_PREFIX as CHECKPOINT_PREFIX
+    from ._timestamps import TIMESTAMPS_DIR as TIMESTAMPS_DIR
+    from ._timestamps import checkpoint_bytes as checkpoint_bytes
+    from ._timestamps import checkpoint_digest as checkpoint_digest
+    from ._timestamps import store_token as store_token
+    from ._timestamps import token_name as token_name
+    from ._timestamps import token_size as token_size
+    from ._verify import VerificationError as VerificationError
+    from ._verify import verify_or_raise as verify_or_raise
+    from .verify_file import SCHEMA_VERSION as SCHEMA_VERSION
+    from .verify_file import Code as Code
+    from .verify_file import EvidenceError as EvidenceError
+    from .verify_file import Finding as Finding
+    from .verify_file import Outcome as Outcome
+    from .verify_file import ParsedJSON as ParsedJSON
+    from .verify_file import RecordResult as RecordResult
+    from .verify_file import RootResult as RootResult
+    from .verify_file import Severity as Severity
+    from .verify_file import canonical_bytes as canonical_bytes
+    from .verify_file import canonical_pieces as canonical_pieces
+    from .verify_file import format_timestamp as format_timestamp
+    from .verify_file import is_evidence_id as is_evidence_id
+    from .verify_file import open_record as open_record
+    from .verify_file import parse_canonical as parse_canonical
+    from .verify_file import verify_record as verify_record
+    from .verify_file import verify_root as verify_root
 
 # Names are imported on first use: the MCP server needs the writer, the log
 # and the reader, not the auditor, the citation renderer or the collection
 # tools, and an auditor's ``verify`` needs none of the writer.
 _EXPORTS = {
+    "CHECKPOINT_PREFIX": "._timestamps",
+    "MAX_CA_BUNDLE_BYTES": "._timestamp_audit",
+    "MAX_TOKEN_BYTES": "._der",
+    "SCHEMA_VERSION": ".verify_file",
+    "TIMESTAMPS_DIR": "._timestamps",
     "AdoptReport": "._adopt",
     "AppendResult": "._log",
     "AuditResult": "._audit",
-    "CHECKPOINT_PREFIX": "._timestamps",
     "CaBundleError": "._timestamp_audit",
     "Citation": "._cite",
     "CitationCode": "._cite",
@@ -134,8 +139,6 @@ _EXPORTS = {
     "LogFinding": "._log",
     "LogReason": "._log",
     "LogStatus": "._audit",
-    "MAX_CA_BUNDLE_BYTES": "._timestamp_audit",
-    "MAX_TOKEN_BYTES": "._der",
     "Outcome": ".verify_file",
     "ParsedJSON": ".verify_file",
     "ProofCode": "._proofs",
@@ -145,14 +148,12 @@ _EXPORTS = {
     "ReportCode": "._report",
     "ReportFormat": "._report",
     "RootResult": ".verify_file",
-    "SCHEMA_VERSION": ".verify_file",
     "Seal": "._store",
     "Severity": ".verify_file",
     "SignatureCheck": "._timestamp_audit",
     "Stage": "._store",
     "StageCallback": "._store",
     "StorageReason": "._store",
-    "TIMESTAMPS_DIR": "._timestamps",
     "TimeStampInfo": "._der",
     "TimeStampResponse": "._der",
     "TimestampAudit": "._timestamp_audit",
@@ -161,6 +162,7 @@ _EXPORTS = {
     "TokenReport": "._timestamp_audit",
     "TokenSignature": "._der",
     "VerificationError": "._verify",
+    "__version__": "._version",
     "adopt": "._adopt",
     "audit": "._audit",
     "build_report": "._report",
@@ -193,101 +195,7 @@ _EXPORTS = {
     "verify_root": ".verify_file",
 }
 
-__all__ = [
-    # Every error raised to a caller derives from this one
-    "EvidenceError",
-    # Writing
-    "EvidenceStorageError",
-    "EvidenceStore",
-    "EvidenceValueError",
-    "ParsedJSON",
-    "RecordWriter",
-    "Seal",
-    "Stage",
-    "StageCallback",
-    "StorageReason",
-    "encode_canonical",
-    "replace_lone_surrogates",
-    # Reading and verifying
-    "SCHEMA_VERSION",
-    "Code",
-    "Finding",
-    "Outcome",
-    "RecordResult",
-    "RootResult",
-    "Severity",
-    "VerificationError",
-    "canonical_bytes",
-    "canonical_pieces",
-    "is_evidence_id",
-    "open_record",
-    "parse_canonical",
-    "verify_or_raise",
-    "verify_record",
-    "verify_root",
-    # The log and the collection
-    "AdoptReport",
-    "AppendResult",
-    "AuditResult",
-    "EntryType",
-    "EvidenceLog",
-    "EvidenceLogError",
-    "Head",
-    "InclusionProof",
-    "LogCode",
-    "LogEntry",
-    "LogFinding",
-    "LogReason",
-    "LogStatus",
-    "ProofCode",
-    "ProofError",
-    "adopt",
-    "audit",
-    "export_bagit",
-    "format_timestamp",
-    "make_proof",
-    "prune",
-    "verify_proof",
-    # Time-stamp tokens on log heads: the checkpoint, the store, the DER reader
-    "CHECKPOINT_PREFIX",
-    "MAX_TOKEN_BYTES",
-    "TIMESTAMPS_DIR",
-    "DerProblem",
-    "EssCertId",
-    "TimeStampInfo",
-    "TimeStampResponse",
-    "TokenSignature",
-    "checkpoint_bytes",
-    "checkpoint_digest",
-    "der_ordered_response",
-    "read_time_stamp_response",
-    "read_token_signature",
-    "store_token",
-    "token_name",
-    "token_size",
-    # ... and the audit's side
-    "MAX_CA_BUNDLE_BYTES",
-    "CaBundleError",
-    "SignatureCheck",
-    "TimestampAudit",
-    "TimestampCode",
-    "TimestampFinding",
-    "TokenReport",
-    "read_ca_bundle",
-    # Citations
-    "Citation",
-    "CitationCode",
-    "CitationError",
-    "CitationFormat",
-    "collect_citations",
-    "find_doi",
-    "render",
-    # Reports of reference checks
-    "ReportCode",
-    "ReportFormat",
-    "build_report",
-    "__version__",
-]
+__all__ = list(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:

@@ -25,7 +25,7 @@ from typing import Any
 
 from . import verify_file
 from ._adopt import INCOMPLETE_MIN_AGE_S, adopt, prune
-from ._audit import AuditResult, LogStatus, audit, timestamps_folder
+from ._audit import AuditRun, LogStatus, timestamps_folder
 from ._bagit import export_bagit
 from ._cite import CitationError, CitationFormat, collect_citations, find_doi, render
 from ._log import LOG_FILE, EvidenceLogError, Head, LogCode
@@ -33,7 +33,13 @@ from ._pool import checked_jobs, records_verifier
 from ._proofs import ProofError, make_proof, read_proof, verify_proof
 from ._report import ReportFormat, collect_report, render_report
 from ._store import EvidenceStorageError
-from ._timestamp_audit import CaBundleError, SignatureCheck, read_ca_bundle, token_names
+from ._timestamp_audit import (
+    CaBundleError,
+    SignatureCheck,
+    TimestampAudit,
+    read_ca_bundle,
+    token_names,
+)
 from ._timestamps import TIMESTAMPS_DIR, token_size
 from ._version import __version__
 from .verify_file import (
@@ -155,12 +161,11 @@ def _tsa_ca(path: str, root: Path) -> str:
     return path
 
 
-def _checks_made(result: AuditResult, held: bool) -> list[str]:
+def _checks_made(stamps: TimestampAudit | None, held: bool) -> list[str]:
     """The checks this audit made, by name, for both reports."""
     checks = ["records", "log"]
     if held:
         checks.append("held_head")
-    stamps = result.timestamps
     if stamps is not None and stamps.token_files:
         checks.append("timestamp_imprints")
         if any(t.signature is SignatureCheck.VERIFIED for t in stamps.tokens) or any(
@@ -170,11 +175,10 @@ def _checks_made(result: AuditResult, held: bool) -> list[str]:
     return checks
 
 
-def _checks_sentence(result: AuditResult, held: bool) -> str:
-    parts = [f"{len(result.records)} record(s) verified", "the log parsed, chained and hashed"]
+def _checks_sentence(records: int, stamps: TimestampAudit | None, held: bool) -> str:
+    parts = [f"{records} record(s) verified", "the log parsed, chained and hashed"]
     if held:
         parts.append("the held head proved against it")
-    stamps = result.timestamps
     if stamps is None:
         parts.append("time-stamp tokens not checked (the log was not read)")
     elif stamps.token_files:
@@ -205,42 +209,60 @@ def _audit(args: argparse.Namespace) -> int:
         _evidence_root(root, "audit")
     held = _head(args.head)
     tsa_ca = None if args.tsa_ca is None else _tsa_ca(args.tsa_ca, root)
-    result = audit(root, held=held, tsa_ca=tsa_ca, jobs=checked_jobs(args.jobs))
-    code = result.exit_code
-    stamps = result.timestamps
-    for unread in result.log_findings:
-        if unread.code is LogCode.UNREADABLE or (
-            unread.code is LogCode.TOO_LARGE and unread.index is None
-        ):
-            _say(f"error: the log was not read ({unread.detail}); see the report", err=True)
-    if args.json:
-        _print_json(
-            {
-                "format": "notanda-evidence-audit",
-                "format_version": AUDIT_FORMAT_VERSION,
-                "checks": _checks_made(result, held is not None),
-                "head": result.head.to_json(),
-                "log": [f.to_json() for f in result.log_findings],
-                "log_status": dict(sorted(result.log_status.items())),
-                "records": [r.to_json() for r in result.records],
-                "summary": {
-                    **verify_file.summary(result.records),
-                    "exit_code": code,
-                    "log_entries": len(result.entries),
-                    "timestamp_tokens": 0 if stamps is None else stamps.token_files,
-                },
-                "timestamps": {
-                    "ca_file": None if stamps is None else stamps.ca_file,
-                    "findings": [] if stamps is None else [f.to_json() for f in stamps.findings],
-                    "tokens": [] if stamps is None else [t.to_json() for t in stamps.tokens],
-                },
-                "warnings": [f.to_json() for f in result.root_findings],
-            }
-        )
-        return code
-    for record in result.records:
-        status = result.log_status.get(record.evidence_id, "-")
-        _say(f"{record.evidence_id}  {record.outcome.value}  {status}")
+    with AuditRun(root, held=held, tsa_ca=tsa_ca, jobs=checked_jobs(args.jobs)) as run:
+        for unread in run.unread:
+            if unread.code is LogCode.UNREADABLE or (
+                unread.code is LogCode.TOO_LARGE and unread.index is None
+            ):
+                _say(f"error: the log was not read ({unread.detail}); see the report", err=True)
+        if args.json:
+            return _audit_json(run, held is not None)
+        return _audit_text(run, held is not None)
+
+
+def _audit_json(run: AuditRun, held: bool) -> int:
+    """The ``--json`` report: it keeps one short entry per record until it is printed."""
+    records: list[dict[str, Any]] = []
+    statuses: list[tuple[str, LogStatus | None]] = []
+    for record, status in run.records():
+        records.append(record.to_json())
+        statuses.append((record.evidence_id, status))
+    log_findings = list(run.log_findings())
+    stamps = run.timestamps()
+    code = run.exit_code(stamps)
+    _print_json(
+        {
+            "format": "notanda-evidence-audit",
+            "format_version": AUDIT_FORMAT_VERSION,
+            "checks": _checks_made(stamps, held),
+            "head": run.head.to_json(),
+            "log": [f.to_json() for f in log_findings],
+            "log_status": dict(sorted(run.log_status(statuses).items())),
+            "records": records,
+            "summary": {
+                **run.tally.summary(),
+                "exit_code": code,
+                "log_entries": run.entry_count,
+                "timestamp_tokens": 0 if stamps is None else stamps.token_files,
+            },
+            "timestamps": {
+                "ca_file": None if stamps is None else stamps.ca_file,
+                "findings": [] if stamps is None else [f.to_json() for f in stamps.findings],
+                "tokens": [] if stamps is None else [t.to_json() for t in stamps.tokens],
+            },
+            "warnings": [f.to_json() for f in run.root_findings],
+        }
+    )
+    return code
+
+
+def _audit_text(run: AuditRun, held: bool) -> int:
+    """The text report, printed as it is made: memory does not grow with the records."""
+    adopted = unlogged = 0
+    for record, status in run.records():
+        adopted += status is LogStatus.ADOPTED
+        unlogged += status is LogStatus.UNLOGGED
+        _say(f"{record.evidence_id}  {record.outcome.value}  {status or '-'}")
         for finding in record.findings:
             _say(
                 f"    {finding.severity.value} {finding.code.value}"
@@ -249,30 +271,29 @@ def _audit(args: argparse.Namespace) -> int:
             )
             for line in verify_file.remedy_lines(finding, "      "):
                 print(line)
-    for log_finding in result.log_findings:
+    for log_finding in run.log_findings():
         where = f" {log_finding.evidence_id}" if log_finding.evidence_id else ""
         at = f" (entry {log_finding.index})" if log_finding.index is not None else ""
         detail = f": {log_finding.detail}" if log_finding.detail else ""
         _say(f"{log_finding.severity.value} {log_finding.code.value}{where}{at}{detail}")
         for line in verify_file.remedy_lines(log_finding, "    "):
             print(line)
+    stamps = run.timestamps()
     for stamp in () if stamps is None else stamps.findings:
         where = f" {stamp.file}" if stamp.file else ""
         detail = f": {stamp.detail}" if stamp.detail else ""
         _say(f"{stamp.severity.value} {stamp.code.value}{where}{detail}")
-    for stray in result.root_findings:
+    for stray in run.root_findings:
         _say(f"warning {stray.code.value}: {stray.file}")
         for line in verify_file.remedy_lines(stray, "    "):
             print(line)
-    adopted = sum(1 for s in result.log_status.values() if s is LogStatus.ADOPTED)
-    unlogged = sum(1 for s in result.log_status.values() if s is LogStatus.UNLOGGED)
-    incomplete = sum(1 for r in result.records if r.outcome is verify_file.Outcome.INCOMPLETE)
+    incomplete = run.tally.counts[verify_file.Outcome.INCOMPLETE.value]
     print(
-        f"{len(result.records)} record(s), {len(result.entries)} log entries, head {result.head}; "
+        f"{run.tally.records} record(s), {run.entry_count} log entries, head {run.head}; "
         f"{adopted} adopted, {unlogged} unlogged, {incomplete} incomplete"
     )
-    _say(_checks_sentence(result, held is not None))
-    return code
+    _say(_checks_sentence(run.tally.records, stamps, held))
+    return run.exit_code(stamps)
 
 
 def _cite(args: argparse.Namespace) -> int:

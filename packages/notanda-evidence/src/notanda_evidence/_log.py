@@ -13,9 +13,11 @@ append is one ``write`` of a whole line to a file opened with ``O_APPEND``,
 then ``fsync``; a crash can leave at most a torn last line, which the next
 append moves aside to ``.notanda/torn-*`` and truncates explicitly.
 
-All strict parsing of the log lives here too: one line (:func:`parse_line`)
-and a whole log with its findings (:func:`parse_log`), which ``audit``,
-``cite``, ``prove``, ``adopt`` and the BagIt export share.
+All strict parsing of the log lives here too: one line (:func:`parse_line`),
+a log line by line with its findings (:class:`LogScanner`, which ``audit``
+streams from :class:`LogReader` without holding the log) and a whole log
+(:func:`parse_log`), which ``cite``, ``prove``, ``adopt`` and the BagIt
+export share.
 """
 
 from __future__ import annotations
@@ -71,6 +73,8 @@ __all__ = [
     "LogEntry",
     "LogFinding",
     "LogReason",
+    "LogReader",
+    "LogScanner",
     "LogTransaction",
     "log_finding",
     "parse_line",
@@ -331,7 +335,9 @@ class EvidenceLog:
         root: The evidence root; the log lives in ``root/.notanda/``.
         on_stage: Called with ``(Stage.AFTER_LOG_APPEND, evidence_id)`` once an
             append is durable.
-        clock: Returns the entry time; tests pass a fixed one.
+        clock: Returns the entry time; tests pass a fixed one. None reads the
+            module's ``_now`` when the log is made, so a test that drives the
+            server (which makes its own log) can fix the time there.
     """
 
     def __init__(
@@ -339,13 +345,13 @@ class EvidenceLog:
         root: str | os.PathLike[str],
         *,
         on_stage: StageCallback | None = None,
-        clock: Callable[[], str] = _now,
+        clock: Callable[[], str] | None = None,
     ) -> None:
         self.root = Path(root)
         self.folder = self.root / RESERVED_DIR
         self.path = self.folder / LOG_FILE
         self._on_stage = on_stage
-        self._clock = clock
+        self._clock = _now if clock is None else clock
         self._state = _State()
         self._guard = threading.Lock()
 
@@ -734,6 +740,92 @@ def read_log(root: str | os.PathLike[str], *, log_path: Path | None = None) -> t
     return data, True
 
 
+class LogReader:
+    """The log of a root, open for reading line by line, as often as needed.
+
+    Opened as :func:`read_log` reads it (no link followed, a FIFO never
+    blocks, only a regular file of at most :data:`MAX_LOG_BYTES`), and held
+    open: every :meth:`lines` pass reads the same file up to the size it had
+    when opened, so an append made meanwhile is never half seen, and no pass
+    holds more than one read block and one line.
+
+    Use as a context manager; ``exists`` is False (and there are no lines)
+    when there is no log.
+
+    Raises:
+        EvidenceLogError: As :func:`read_log`.
+    """
+
+    #: Bytes read at a time.
+    BLOCK = 1 << 20
+
+    def __init__(self, root: str | os.PathLike[str], *, log_path: Path | None = None) -> None:
+        path = log_path or Path(root) / RESERVED_DIR / LOG_FILE
+        self.fd = -1
+        self.size = 0
+        self.exists = True
+        try:
+            if path.parent.is_symlink():
+                raise EvidenceLogError(StorageReason.SYMLINK)
+            self.fd = os.open(path, os.O_RDONLY | _NONBLOCK | _BINARY | _CLOEXEC | _NOFOLLOW)
+        except FileNotFoundError:
+            self.exists = False
+            return
+        except OSError as exc:
+            raise _log_finding(exc) from exc
+        try:
+            st = os.fstat(self.fd)
+        except OSError as exc:
+            self.close()
+            raise _log_finding(exc) from exc
+        if not stat.S_ISREG(st.st_mode):
+            self.close()
+            raise EvidenceLogError(LogReason.NOT_A_FILE)
+        if st.st_size > MAX_LOG_BYTES:
+            self.close()
+            raise EvidenceLogError(LogReason.TOO_LARGE)
+        self.size = st.st_size
+
+    def close(self) -> None:
+        """Close the log."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __enter__(self) -> LogReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def lines(self) -> Iterator[tuple[bytes, bool]]:
+        """Yield ``(line, terminated)`` for each line, as :func:`iter_lines` does for bytes.
+
+        Raises:
+            EvidenceLogError: The log could not be read (a storage reason).
+        """
+        offset, tail = 0, b""
+        while offset < self.size:
+            try:
+                block = read_at(self.fd, offset, min(self.BLOCK, self.size - offset))
+            except OSError as exc:
+                raise _log_finding(exc) from exc
+            if not block:
+                break
+            offset += len(block)
+            start = 0
+            data = tail + block if tail else block
+            while True:
+                end = data.find(b"\n", start)
+                if end < 0:
+                    break
+                yield data[start:end], True
+                start = end + 1
+            tail = data[start:]
+        if tail:
+            yield tail, False
+
+
 def iter_lines(data: bytes) -> Iterator[tuple[bytes, bool]]:
     """Yield ``(line, terminated)`` for each line of a log file's bytes."""
     start = 0
@@ -839,32 +931,47 @@ def log_finding(
     return Finding(code, severity, evidence_id=evidence_id, index=index, detail=detail)
 
 
-def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[Finding]]:
-    """Parse a log strictly; return the entries, every leaf hash, and findings.
+class LogScanner:
+    """Parses a log line by line: each line's entry and leaf hash, and the findings so far.
 
-    Every terminated line is a leaf of the tree, even one that fails to parse,
-    so the head computed here is the head a writer returned.
+    The strict rules of :func:`parse_log`, fed one ``(line, terminated)``
+    at a time, so that a log can be checked without holding it. A torn last
+    line ends the scan: :attr:`done` is then true and later lines are not read.
     """
-    entries: list[LogEntry] = []
-    leaves: list[bytes] = []
-    findings: list[Finding] = []
-    previous = "0" * 64
-    previous_time: str | None = None
-    for position, (line, terminated) in enumerate(iter_lines(data)):
+
+    __slots__ = ("done", "position", "previous", "previous_time")
+
+    def __init__(self) -> None:
+        self.position = 0
+        self.previous = "0" * 64
+        self.previous_time: str | None = None
+        self.done = False
+
+    def feed(
+        self, line: bytes, terminated: bool, findings: list[Finding]
+    ) -> tuple[LogEntry | None, bytes | None]:
+        """Read one line: its entry (None if it does not parse) and its leaf hash.
+
+        The findings about the line are appended to *findings*. An unterminated
+        line is a torn tail: no leaf (None), and the scan is done.
+        """
+        position = self.position
         if not terminated:
             findings.append(
                 log_finding(
                     LogCode.TAIL_TORN, index=position, detail=f"{len(line)} bytes without a newline"
                 )
             )
-            break
-        leaves.append(_merkle.leaf_hash(line))
+            self.done = True
+            return None, None
+        self.position += 1
+        leaf = _merkle.leaf_hash(line)
         entry = parse_line(line)
         line_hash = hashlib.sha256(line).hexdigest()
         if entry is None:
             findings.append(_unparsable(line, position))
-            previous = line_hash
-            continue
+            self.previous = line_hash
+            return None, leaf
         if entry.index != position:
             findings.append(
                 log_finding(
@@ -874,10 +981,11 @@ def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[Finding]]:
                     f"entry says index {entry.index}",
                 )
             )
-        if entry.prev != previous:
+        if entry.prev != self.previous:
             findings.append(log_finding(LogCode.CHAIN_BREAK, entry.evidence_id, position))
         # The fixed timestamp format sorts like time itself: only an entry that
         # is older than its predecessor needs its distance measured.
+        previous_time = self.previous_time
         if (
             previous_time is not None
             and entry.time < previous_time
@@ -892,9 +1000,29 @@ def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[Finding]]:
                     severity=Severity.WARNING,
                 )
             )
-        previous_time = max(previous_time or entry.time, entry.time)
-        previous = line_hash
-        entries.append(entry)
+        self.previous_time = max(previous_time or entry.time, entry.time)
+        self.previous = line_hash
+        return entry, leaf
+
+
+def parse_log(data: bytes) -> tuple[list[LogEntry], list[bytes], list[Finding]]:
+    """Parse a log strictly; return the entries, every leaf hash, and findings.
+
+    Every terminated line is a leaf of the tree, even one that fails to parse,
+    so the head computed here is the head a writer returned.
+    """
+    entries: list[LogEntry] = []
+    leaves: list[bytes] = []
+    findings: list[Finding] = []
+    scanner = LogScanner()
+    for line, terminated in iter_lines(data):
+        entry, leaf = scanner.feed(line, terminated, findings)
+        if scanner.done:
+            break
+        if leaf is not None:
+            leaves.append(leaf)
+        if entry is not None:
+            entries.append(entry)
     return entries, leaves, findings
 
 

@@ -2,8 +2,10 @@
 
 ``notanda-evidence verify`` and ``audit`` hand the records of a root to
 :func:`records_verifier`, which spreads them over a process pool in chunks and
-gives the results back in the order it was given the records, so the findings
-and their order are exactly those of one process. The pool starts its workers
+yields the results in the order it was given the records, so the findings
+and their order are exactly those of one process. The records are streamed:
+only a few chunks per worker are in flight, so the parent holds a bounded
+number of results whatever the size of the root. The pool starts its workers
 with ``forkserver`` where the platform has it, else ``spawn``: never ``fork``,
 which is unsafe in a process that runs threads. The single-file verifier
 (``verify_file.py``) never uses this module: run on its own it stays one
@@ -13,8 +15,10 @@ process.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
 
 from .verify_file import (
     RecordResult,
@@ -26,9 +30,12 @@ from .verify_file import (
 
 #: Below this many records a pool costs more to start than it saves.
 MIN_POOL_RECORDS = 64
-#: Tasks per worker: each task is a chunk of records, so that the parent (which
-#: hands out the next chunk) wakes up rarely, and the last chunks still even
-#: out the work. A pass over a root keeps no payload, so results stay small.
+#: Records per task: enough that the parent (which hands out the next chunk)
+#: wakes up rarely, few enough that the last chunks still even out the work.
+CHUNK_RECORDS = 256
+#: Chunks in flight per worker: each worker has the next one queued while the
+#: parent reads the results of the first. A pass over a root keeps no payload,
+#: so the results in flight stay small.
 CHUNKS_PER_JOB = 4
 
 
@@ -70,33 +77,41 @@ def _start_method() -> str:
 
 
 def _verify_in_pool(
-    tasks: Sequence[tuple[str, object]],
+    tasks: Iterable[tuple[str, object]],
     *,
     full: bool,
     keep_payloads: bool,
     jobs: int,
     min_records: int,
-) -> list[RecordResult]:
-    if len(tasks) < max(min_records, 2):
-        return verify_each(tasks, full=full, keep_payloads=keep_payloads)
-    size = -(-len(tasks) // (jobs * CHUNKS_PER_JOB))
-    chunks = [list(tasks[start : start + size]) for start in range(0, len(tasks), size)]
-    workers = min(jobs, len(chunks))
+) -> Iterator[RecordResult]:
+    pending = iter(tasks)
+    first = list(itertools.islice(pending, max(min_records, 2)))
+    if len(first) < max(min_records, 2):
+        yield from verify_each(first, full=full, keep_payloads=keep_payloads)
+        return
     # Imported here: every other command, and --jobs 1, never pays for them.
     import multiprocessing  # noqa: PLC0415
-    from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
+    from concurrent.futures import Future, ProcessPoolExecutor  # noqa: PLC0415
 
     verify_chunk = functools.partial(_verify_chunk, full=full, keep_payloads=keep_payloads)
     context = multiprocessing.get_context(_start_method())
     if context.get_start_method() == "forkserver":
         # Workers fork from a server that has the verifier loaded already.
         context.set_forkserver_preload([__name__])
-    results: list[RecordResult] = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        # map() yields in submission order, whatever order the workers finish.
-        for chunk_results in pool.map(verify_chunk, chunks):
-            results.extend(chunk_results)
-    return results
+    chunks = _chunks(itertools.chain(first, pending), CHUNK_RECORDS)
+    in_flight: deque[Future[list[RecordResult]]] = deque()
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        for chunk in chunks:
+            in_flight.append(pool.submit(verify_chunk, chunk))
+            if len(in_flight) >= jobs * CHUNKS_PER_JOB:
+                yield from in_flight.popleft().result()
+        while in_flight:
+            yield from in_flight.popleft().result()
+
+
+def _chunks(tasks: Iterator[tuple[str, object]], size: int) -> Iterator[list[tuple[str, object]]]:
+    while chunk := list(itertools.islice(tasks, size)):
+        yield chunk
 
 
 def _verify_chunk(
@@ -104,4 +119,4 @@ def _verify_chunk(
 ) -> list[RecordResult]:
     """One worker's task: a chunk of records, with the collector paused as in one process."""
     with collection_paused():
-        return verify_each(chunk, full=full, keep_payloads=keep_payloads)
+        return list(verify_each(chunk, full=full, keep_payloads=keep_payloads))

@@ -14,17 +14,14 @@ part that does not verify is missing, besides its own findings.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from .verify_file import (
     Finding,
     FindingCode,
-    RecordResult,
-    RecordsVerifier,
     Severity,
-    verify_record,
 )
 
 __all__ = ["RunCode", "RunTracker"]
@@ -182,31 +179,3 @@ class RunTracker:
                     )
                 )
         return found
-
-    def verifier(self, inner: RecordsVerifier | None) -> RecordsVerifier:
-        """*inner* (or this process) with payloads: each record is fed, then they are dropped.
-
-        Whether the caller asked for payloads is kept: a record is returned
-        without them unless it did.
-        """
-
-        def verify(
-            tasks: Sequence[tuple[str, object]], *, full: bool, keep_payloads: bool
-        ) -> Sequence[RecordResult]:
-            # In this process one record at a time, so that one record's payloads are held at once.
-            results: Iterable[RecordResult] = (
-                (
-                    verify_record(path, receipt, full=full, keep_payloads=True)
-                    for path, receipt in tasks
-                )
-                if inner is None
-                else inner(tasks, full=full, keep_payloads=True)
-            )
-            return [self._fed(record, keep_payloads) for record in results]
-
-        return verify
-
-    def _fed(self, record: RecordResult, keep: bool) -> RecordResult:
-        if record:
-            self.add(record.evidence_id, record.request, record.response)
-        return record if keep else replace(record, request=None, response=None)

@@ -355,13 +355,21 @@ def open_private_folder(path: str) -> _RecordDir:
     return _RecordDir(path, fd)
 
 
+def _new_evidence_id() -> str:
+    """A fresh random evidence ID (32 hex digits); the one place IDs are drawn.
+
+    The golden record tests replace it to write records with fixed IDs.
+    """
+    return secrets.token_hex(16)
+
+
 def _make_record_dir(root: str) -> tuple[str, _RecordDir]:
     """Create a fresh record directory with a new random ID; never reuse one."""
     if _v1.USE_DIR_FD:  # read at call time: tests switch it off
         root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
         try:
             for _ in range(16):
-                evidence_id = secrets.token_hex(16)
+                evidence_id = _new_evidence_id()
                 try:
                     os.mkdir(evidence_id, 0o700, dir_fd=root_fd)
                 except FileExistsError:
@@ -375,7 +383,7 @@ def _make_record_dir(root: str) -> tuple[str, _RecordDir]:
             os.close(root_fd)
     else:
         for _ in range(16):
-            evidence_id = secrets.token_hex(16)
+            evidence_id = _new_evidence_id()
             path = os.path.join(root, evidence_id)
             try:
                 os.mkdir(path, 0o700)

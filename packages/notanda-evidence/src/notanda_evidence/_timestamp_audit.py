@@ -16,7 +16,7 @@ import os
 import shlex
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -54,6 +54,7 @@ __all__ = [
     "read_ca_bundle",
     "read_token",
     "token_names",
+    "token_sizes",
 ]
 
 #: How long one ``openssl ts -verify`` may take before the token counts as unchecked.
@@ -205,6 +206,12 @@ def token_names(folder: Path) -> tuple[list[str], list[Finding]]:
     return names, []
 
 
+def token_sizes(folder: Path) -> list[int]:
+    """The log sizes the tokens in *folder* stamp, by their names (``<size>.tsr``)."""
+    names, _ = token_names(folder)
+    return [size for size in map(token_size, names) if size is not None]
+
+
 def read_token(path: Path) -> bytes | str:
     """The token file's bytes (at most one past the limit), or why it was refused."""
     try:
@@ -260,6 +267,8 @@ def audit_timestamps(
     *,
     ca_file: str | os.PathLike[str] | None = None,
     openssl: str | None = None,
+    roots: Mapping[int, bytes] | None = None,
+    log_size: int | None = None,
 ) -> TimestampAudit:
     """Check every token in *folder* against the log whose leaf hashes are *leaves*.
 
@@ -269,6 +278,9 @@ def audit_timestamps(
         ca_file: a PEM bundle of the TSA CAs to trust; given, each token that
             matches the log also has its signature chain checked by openssl.
         openssl: the openssl program; by default the one on ``PATH``.
+        roots: instead of *leaves* (then empty), the log's root at each size
+            :func:`token_sizes` names, for a caller that streamed the log.
+        log_size: with *roots*, how many leaves the log has.
     """
     names, findings = token_names(folder)
     ca = None if ca_file is None else os.path.abspath(ca_file)
@@ -282,7 +294,9 @@ def audit_timestamps(
         else:
             sized.append((size, name))
     sized.sort()
-    roots = _merkle.prefix_roots(leaves, (size for size, _ in sized))
+    if roots is None or log_size is None:
+        roots = _merkle.prefix_roots(leaves, (size for size, _ in sized))
+        log_size = len(leaves)
     tokens: list[TokenReport] = []
     for size, name in sized:
         path = folder / name
@@ -306,7 +320,7 @@ def audit_timestamps(
         root = roots.get(size)
         if root is None:
             detail = (
-                f"stamps a head of {size} entries, the log has only {len(leaves)}: "
+                f"stamps a head of {size} entries, the log has only {log_size}: "
                 "entries were removed, or the token belongs to another collection"
             )
             findings.append(_finding(TimestampCode.BEYOND_LOG, Severity.ERROR, name, detail))

@@ -33,6 +33,7 @@ from __future__ import annotations
 # Every import below exists on Python 3.8, so the version check that follows
 # runs before anything a newer Python provides is needed.
 import argparse
+import bisect
 import contextlib
 import datetime
 import difflib
@@ -95,7 +96,12 @@ __all__ = [
     "printable",
     "printable_json",
     "read_and_close",
+    "RecordIds",
+    "Tally",
+    "iter_paths",
+    "iter_root",
     "record_ids",
+    "scan_root",
     "verify_paths",
     "verify_record",
     "verify_root",
@@ -418,11 +424,15 @@ class RootResult:
 
 
 class RecordsVerifier(Protocol):
-    """Verifies ``(path, receipt)`` pairs and returns their results in the same order."""
+    """Verifies ``(path, receipt)`` pairs and yields their results in the same order.
+
+    The pairs come as an iterable and the results may be yielded as they are
+    made: a pass over a root holds only the records in flight.
+    """
 
     def __call__(
-        self, tasks: Sequence[tuple[str, object]], *, full: bool, keep_payloads: bool
-    ) -> Sequence[RecordResult]:
+        self, tasks: Iterable[tuple[str, object]], *, full: bool, keep_payloads: bool
+    ) -> Iterable[RecordResult]:
         """Verify *tasks* as :func:`verify_record` would, one result per pair, in order."""
         ...
 
@@ -1415,6 +1425,126 @@ def _near_miss(name: str) -> bool:
     return len(stripped) in (31, 32, 33) and re.fullmatch(r"[0-9a-fA-F]+", stripped) is not None
 
 
+#: One ID in this many is kept as an object to search :class:`RecordIds` by.
+_INDEX_STRIDE = 64
+
+
+class RecordIds(Sequence[str]):
+    """The evidence IDs of a root's record entries, sorted, 16 bytes each.
+
+    A pass over a root remembers every record's name so as to visit them in
+    order; held as one ``bytes`` of packed IDs, a million records take 16 MB
+    instead of the 90 MB of a list of strings.
+    """
+
+    __slots__ = ("_blob", "_index")
+
+    def __init__(self, names: Iterable[str] = ()) -> None:
+        self._index: list[bytes] | None = None
+        # Sorted a first byte at a time: only a 256th of the IDs are ever
+        # objects at once, the rest stay packed in their bucket.
+        buckets = [bytearray() for _ in range(256)]
+        for name in names:
+            packed = bytes.fromhex(name)
+            buckets[packed[0]] += packed
+        blob = bytearray()
+        for number, bucket in enumerate(buckets):
+            keys = [bytes(bucket[i : i + 16]) for i in range(0, len(bucket), 16)]
+            buckets[number] = bytearray()
+            keys.sort()
+            blob += b"".join(keys)
+        self._blob = bytes(blob)
+
+    def __len__(self) -> int:
+        return len(self._blob) // 16
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._blob[16 * index : 16 * index + 16].hex()
+
+    def key(self, index: int) -> bytes:
+        """The packed ID at *index* (16 bytes)."""
+        return self._blob[16 * index : 16 * index + 16]
+
+    def position(self, evidence_id: str) -> int | None:
+        """Where *evidence_id* sits in the sorted IDs, or None when it is not one of them.
+
+        A binary search over every 64th ID (kept as objects, about one byte a
+        record) finds the 1 KB stretch of the packed IDs to search in C.
+        """
+        if not is_evidence_id(evidence_id):
+            return None
+        wanted = bytes.fromhex(evidence_id)
+        if self._index is None:
+            step = 16 * _INDEX_STRIDE
+            self._index = [self._blob[at : at + 16] for at in range(0, len(self._blob), step)]
+        stretch = bisect.bisect_right(self._index, wanted) - 1
+        if stretch < 0:
+            return None
+        start = 16 * _INDEX_STRIDE * stretch
+        end = min(start + 16 * _INDEX_STRIDE, len(self._blob))
+        at = self._blob.find(wanted, start, end)
+        while at >= 0 and at % 16:
+            at = self._blob.find(wanted, at + 1, end)
+        return None if at < 0 else at // 16
+
+    def __contains__(self, evidence_id: object) -> bool:
+        return isinstance(evidence_id, str) and self.position(evidence_id) is not None
+
+
+def scan_root(root: str | os.PathLike[str]) -> tuple[RecordIds, list[Finding]]:
+    """List a root once: its record IDs, sorted, and a warning for each stray entry.
+
+    Entries whose names are not evidence IDs are reported as warnings, in name
+    order, never opened as records; ``.notanda/`` is reserved for the log and
+    lock files.
+    """
+    strays: list[str] = []
+
+    def record_names(scan: Iterable[os.DirEntry[str]]) -> Iterator[str]:
+        for entry in scan:
+            if is_evidence_id(entry.name):
+                yield entry.name
+            elif entry.name != RESERVED_DIR:
+                strays.append(entry.name)
+
+    with os.scandir(os.fspath(root)) as scan:
+        ids = RecordIds(record_names(scan))
+    findings = []
+    for name in sorted(strays):
+        hint = "looks like an evidence ID but is not one" if _near_miss(name) else None
+        findings.append(Finding(Code.ROOT_STRAY_ENTRY, Severity.WARNING, name, hint))
+    return ids, findings
+
+
+def iter_root(
+    root: str | os.PathLike[str],
+    ids: Iterable[str],
+    receipts: Mapping[str, object] | None = None,
+    *,
+    full: bool = False,
+    keep_payloads: bool = False,
+    verify_many: RecordsVerifier | None = None,
+) -> Iterator[RecordResult]:
+    """Verify the records *ids* of *root* in their order, yielding each result as it is made.
+
+    See :func:`verify_root` for *verify_many*. The caller pauses the
+    collector (:func:`collection_paused`) for the pass if it wants to.
+    """
+    text_root = os.fspath(root)
+    receipts = receipts or {}
+    tasks = ((os.path.join(text_root, name), receipts.get(name)) for name in ids)
+    if verify_many is not None:
+        yield from verify_many(tasks, full=full, keep_payloads=keep_payloads)
+    else:
+        yield from verify_each(tasks, full=full, keep_payloads=keep_payloads)
+
+
 def verify_root(
     root: str | os.PathLike[str],
     receipts: Mapping[str, object] | None = None,
@@ -1431,39 +1561,32 @@ def verify_root(
     The cyclic garbage collector is paused for the pass
     (:func:`collection_paused`). *verify_many*, if given, verifies the
     records instead (the installed package's ``--jobs`` process pool): it
-    gets ``(path, receipt)`` pairs in name order and must return their
+    gets ``(path, receipt)`` pairs in name order and must yield their
     results in that order; by default this process verifies them one by one.
+    A caller that wants the results one at a time uses :func:`scan_root` and
+    :func:`iter_root`, as the command line does.
     """
-    text_root = os.fspath(root)
-    receipts = receipts or {}
-    findings: list[Finding] = []
-    tasks: list[tuple[str, object]] = []
-    with os.scandir(text_root) as scan:
-        names = sorted(entry.name for entry in scan)
-    for name in names:
-        if name == RESERVED_DIR:
-            continue
-        if is_evidence_id(name):
-            tasks.append((os.path.join(text_root, name), receipts.get(name)))
-        else:
-            hint = "looks like an evidence ID but is not one" if _near_miss(name) else None
-            findings.append(Finding(Code.ROOT_STRAY_ENTRY, Severity.WARNING, name, hint))
+    ids, findings = scan_root(root)
     with collection_paused():
-        if verify_many is not None:
-            records = list(verify_many(tasks, full=full, keep_payloads=keep_payloads))
-        else:
-            records = verify_each(tasks, full=full, keep_payloads=keep_payloads)
-    return RootResult(text_root, tuple(records), tuple(findings))
+        records = tuple(
+            iter_root(
+                root,
+                ids,
+                receipts,
+                full=full,
+                keep_payloads=keep_payloads,
+                verify_many=verify_many,
+            )
+        )
+    return RootResult(os.fspath(root), records, tuple(findings))
 
 
 def verify_each(
-    tasks: Sequence[tuple[str, object]], *, full: bool = False, keep_payloads: bool = False
-) -> list[RecordResult]:
+    tasks: Iterable[tuple[str, object]], *, full: bool = False, keep_payloads: bool = False
+) -> Iterator[RecordResult]:
     """Verify ``(path, receipt)`` pairs in this process, one by one, in order."""
-    return [
-        verify_record(path, receipt, full=full, keep_payloads=keep_payloads)
-        for path, receipt in tasks
-    ]
+    for path, receipt in tasks:
+        yield verify_record(path, receipt, full=full, keep_payloads=keep_payloads)
 
 
 @contextlib.contextmanager
@@ -1539,44 +1662,93 @@ def verify_paths(
     Every receipt in *receipts* must match a record under *paths*; one for a
     record that is not there is reported as ``record.missing``. The records
     of a root go to *verify_many* when given (see :func:`verify_root`).
+    :func:`iter_paths` gives the same results one at a time.
+
+    Raises:
+        UsageError: A PATH does not exist or holds no record at all.
+    """
+    results, warnings = iter_paths(paths, receipts, full=full, verify_many=verify_many)
+    with collection_paused():
+        return list(results), warnings
+
+
+def iter_paths(
+    paths: Sequence[str],
+    receipts: Mapping[str, object] | None = None,
+    *,
+    full: bool = False,
+    verify_many: RecordsVerifier | None = None,
+) -> tuple[Iterator[RecordResult], list[Finding]]:
+    """:func:`verify_paths`, with the results yielded in evidence ID order as they are made.
+
+    Every PATH is checked (and every root listed) before this returns, so a
+    usage error comes before any result; the records are verified as the
+    iterator is read. A record given twice (one PATH inside another) is
+    reported once, as the later PATH found it.
 
     Raises:
         UsageError: A PATH does not exist or holds no record at all.
     """
     receipts = dict(receipts or {})
-    results: dict[str, RecordResult] = {}
+    streams: list[Iterator[RecordResult]] = []
+    found: list[Any] = []
     warnings: list[Finding] = []
-    with collection_paused():
-        for path in paths:
-            if _is_record_path(path):
-                if not os.path.lexists(path):
-                    raise UsageError(
-                        f"{path}: no such record",
-                        "check the evidence ID and the evidence root it lives under",
-                    )
-                result = verify_record(path, receipts.get(_basename(path)), full=full)
-                results[result.evidence_id] = result
-                continue
-            if not os.path.isdir(path):
+    for path in paths:
+        if _is_record_path(path):
+            if not os.path.lexists(path):
                 raise UsageError(
-                    f"{path}: not a record folder or an evidence root ({_why_not_a_record(path)})",
-                    _ROOT_REMEDY,
+                    f"{path}: no such record",
+                    "check the evidence ID and the evidence root it lives under",
                 )
-            root = verify_root(path, receipts, full=full, verify_many=verify_many)
-            if not root.records:
-                raise UsageError(f"{path}: holds no evidence record", _ROOT_REMEDY)
-            for result in root.records:
-                results[result.evidence_id] = result
-            warnings.extend(root.findings)
-    for evidence_id in sorted(set(receipts) - set(results)):
-        results[evidence_id] = RecordResult(
+            streams.append(_one_record(path, receipts.get(_basename(path)), full))
+            found.append({_basename(path)})
+            continue
+        if not os.path.isdir(path):
+            raise UsageError(
+                f"{path}: not a record folder or an evidence root ({_why_not_a_record(path)})",
+                _ROOT_REMEDY,
+            )
+        ids, strays = scan_root(path)
+        if not ids:
+            raise UsageError(f"{path}: holds no evidence record", _ROOT_REMEDY)
+        streams.append(iter_root(path, ids, receipts, full=full, verify_many=verify_many))
+        found.append(ids)
+        warnings.extend(strays)
+    missing = [
+        RecordResult(
             evidence_id=evidence_id,
             path="",
             outcome=Outcome.NOT_FOUND,
             findings=(_error(Code.RECORD_MISSING, None, "a receipt was given for it"),),
             receipt_checked=True,
         )
-    return [results[key] for key in sorted(results)], warnings
+        for evidence_id in sorted(receipts)
+        if not any(evidence_id in ids for ids in found)
+    ]
+    if missing:
+        streams.append(iter(missing))
+    return _merged(streams), warnings
+
+
+def _one_record(path: str, receipt: object, full: bool) -> Iterator[RecordResult]:
+    yield verify_record(path, receipt, full=full)
+
+
+def _merged(streams: Sequence[Iterator[RecordResult]]) -> Iterator[RecordResult]:
+    """The results of several ID-ordered streams in ID order; of one ID, the last stream's."""
+    if len(streams) == 1:
+        yield from streams[0]
+        return
+    import heapq  # noqa: PLC0415 - only for a command line of several PATHs
+
+    tagged = [((result, number) for result in stream) for number, stream in enumerate(streams)]
+    held: RecordResult | None = None
+    for result, _ in heapq.merge(*tagged, key=lambda item: (item[0].evidence_id, item[1])):
+        if held is not None and held.evidence_id != result.evidence_id:
+            yield held
+        held = result
+    if held is not None:
+        yield held
 
 
 def _basename(path: str) -> str:
@@ -1599,39 +1771,77 @@ def _why_not_a_record(path: str) -> str:
 # ---------------------------------------------------------------- reporting
 
 
-def exit_code(records: Iterable[RecordResult]) -> int:
-    """Return the documented exit code for a set of record results."""
-    incomplete = False
-    for record in records:
+class Tally:
+    """The outcome counts and the exit code of records seen one at a time."""
+
+    __slots__ = ("counts", "failed", "incomplete", "records")
+
+    def __init__(self) -> None:
+        self.counts = {
+            outcome.value: 0 for outcome in Outcome if outcome is not Outcome.INVALID_EVIDENCE_ID
+        }
+        self.records = 0
+        self.failed = False
+        self.incomplete = False
+
+    def add(self, record: RecordResult) -> RecordResult:
+        """Count *record*; return it, so that a stream can be counted as it passes."""
+        self.records += 1
+        self.counts[record.outcome.value] += 1
         if any(
             f.severity is Severity.ERROR and f.code not in _INCOMPLETE_CODES
             for f in record.findings
         ):
-            return 1
+            self.failed = True
         if record.outcome is Outcome.INCOMPLETE:
-            incomplete = True
-    return 3 if incomplete else 0
+            self.incomplete = True
+        return record
+
+    def each(self, records: Iterable[RecordResult]) -> Iterator[RecordResult]:
+        """Yield *records*, counting each one."""
+        for record in records:
+            yield self.add(record)
+
+    @property
+    def exit_code(self) -> int:
+        """The documented exit code of the records counted so far."""
+        return 1 if self.failed else 3 if self.incomplete else 0
+
+    def summary(self) -> dict[str, int]:
+        """The records counted per outcome, and in all."""
+        return {**self.counts, "records": self.records}
 
 
-def summary(records: Sequence[RecordResult]) -> dict[str, int]:
-    """Count the records per outcome."""
-    counts = {outcome.value: 0 for outcome in Outcome if outcome is not Outcome.INVALID_EVIDENCE_ID}
+def exit_code(records: Iterable[RecordResult]) -> int:
+    """Return the documented exit code for a set of record results."""
+    tally = Tally()
     for record in records:
-        counts[record.outcome.value] += 1
-    counts["records"] = len(records)
-    return counts
+        tally.add(record)
+        if tally.failed:
+            return 1
+    return tally.exit_code
+
+
+def summary(records: Iterable[RecordResult]) -> dict[str, int]:
+    """Count the records per outcome."""
+    tally = Tally()
+    for record in records:
+        tally.add(record)
+    return tally.summary()
 
 
 def report_json(
-    records: Sequence[RecordResult], warnings: Sequence[Finding], *, full: bool
+    records: Iterable[RecordResult], warnings: Sequence[Finding], *, full: bool
 ) -> dict[str, Any]:
-    """Build the versioned ``--json`` report."""
+    """Build the versioned ``--json`` report (one short entry per record)."""
+    tally = Tally()
+    entries = [tally.add(record).to_json() for record in records]
     return {
         "format": "notanda-evidence-verify",
         "format_version": REPORT_FORMAT_VERSION,
         "pass": "full" if full else "default",
-        "records": [record.to_json() for record in records],
-        "summary": {**summary(records), "exit_code": exit_code(records)},
+        "records": entries,
+        "summary": {**tally.summary(), "exit_code": tally.exit_code},
         "verifier": {"name": VERIFIER_NAME, "version": VERIFIER_VERSION},
         "warnings": [finding.to_json() for finding in warnings],
     }
@@ -1645,14 +1855,17 @@ def remedy_lines(finding: Finding, indent: str) -> Iterator[str]:
 
 
 def report_text(
-    records: Sequence[RecordResult], warnings: Sequence[Finding], *, full: bool
+    records: Iterable[RecordResult], warnings: Sequence[Finding], *, full: bool
 ) -> Iterator[str]:
     """Yield the human-readable report line by line, each passed through :func:`printable`.
 
     Names, paths and details come from the folder, which whoever wrote it
     controls: an escape sequence in a file name must not forge a verdict line.
+    Each record's lines are yielded as soon as the record is read from
+    *records*, which may be a stream.
     """
-    for record in records:
+    tally = Tally()
+    for record in tally.each(records):
         anchor = (
             " (receipt checked)" if record.receipt_checked and record.outcome is Outcome.OK else ""
         )
@@ -1666,7 +1879,7 @@ def report_text(
         detail = f" ({finding.detail})" if finding.detail else ""
         yield printable(f"warning {finding.code.value}: {finding.file}{detail}")
         yield from remedy_lines(finding, "  ")
-    counts = summary(records)
+    counts = tally.summary()
     parts = [f"{counts[o.value]} {o.value}" for o in Outcome if counts.get(o.value)]
     pass_name = "full" if full else "default"
     yield f"{counts['records']} record(s), {pass_name} pass: " + (", ".join(parts) or "none")
@@ -1818,7 +2031,7 @@ def _run_verify(
             receipts[_basename(path)] = args.receipt
         elif args.receipts is not None:
             receipts.update(read_receipts_file(args.receipts))
-        records, warnings = verify_paths(
+        records, warnings = iter_paths(
             args.paths, receipts, full=args.full, verify_many=verify_many
         )
     except UsageError as exc:
@@ -1831,13 +2044,18 @@ def _run_verify(
         print(f"error: cannot read {where} ({type(exc).__name__})", file=err)
         print("remedy: check that the path exists and that you may read it", file=err)
         return 2
-    if args.json:
-        json.dump(report_json(records, warnings, full=args.full), out, sort_keys=True, indent=2)
-        out.write("\n")
-    else:
-        for line in report_text(records, warnings, full=args.full):
-            print(line, file=out)
-    return exit_code(records)
+    # The records are verified as the report is written: the text report
+    # holds one record at a time, the JSON report one short entry per record.
+    tally = Tally()
+    with collection_paused():
+        if args.json:
+            report = report_json(tally.each(records), warnings, full=args.full)
+            json.dump(report, out, sort_keys=True, indent=2)
+            out.write("\n")
+        else:
+            for line in report_text(tally.each(records), warnings, full=args.full):
+                print(line, file=out)
+    return tally.exit_code
 
 
 #: The exit code of a command whose output was closed before it finished:

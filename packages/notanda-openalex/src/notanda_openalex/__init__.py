@@ -11,82 +11,84 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
+from ._version import __version__ as __version__
 
+# The public names: ``_EXPORTS`` below is the one list (``__all__`` is made
+# from it). Type checkers cannot read it, so each name is also imported here
+# as ``X as X`` (an explicit re-export); ``tests/test_public_api.py`` checks
+# that the two agree. To add a name: one line here, one entry in ``_EXPORTS``.
 if TYPE_CHECKING:
-    from ._checking import (
-        DEFAULT_CHECK_CONCURRENCY,
-        DEFAULT_CHECK_DEADLINE_S,
-        MAX_CHECK_CONCURRENCY,
-        MAX_DOIS_PER_REQUEST,
-        MAX_TITLE_CANDIDATES,
-        AttemptPurpose,
-        CheckAttempt,
-        CheckedReference,
-        ReferenceCheck,
-        UncheckedReason,
-        WithheldReason,
-    )
-    from ._citations import (
-        MAX_CITATION_BYTES,
-        CitationError,
-        CitationReason,
-        Citations,
-        CitationSource,
-        citation_source,
-        read_citations,
-    )
-    from ._client import BODY_CEILING_BYTES, DEFAULT_USER_AGENT, ENDPOINT, OpenAlexClient
-    from ._clock import Clock, SystemClock
-    from ._config import load_core_config
-    from ._errors import (
-        ConfigProblem,
-        ConfigurationDetail,
-        ConfigurationError,
-        ErrorCode,
-        InputReason,
-        OpenAlexError,
-        ProviderReason,
-        ReferenceInputError,
-        SearchInputError,
-    )
-    from ._matching import ReferenceField
-    from ._observation import Capture, ProviderAttempt, ProviderObservation
-    from ._query import (
-        ORDERING,
-        EffectiveSearch,
-        SearchFilters,
-        SearchRequest,
-        prepare_search,
-        supplied_record,
-    )
-    from ._references import (
-        ARXIV_DOI_PREFIX,
-        MACRO_EXPANSION_FACTOR,
-        MAX_MACRO_BYTES,
-        ParsedReferences,
-        Reference,
-        ReferenceAuthor,
-        ReferenceFormat,
-        UnparsedReason,
-        parse_references,
-        read_references,
-    )
-    from ._result import SearchFailure, SearchResult
-    from ._secrets import SECRET_NAMES
-    from ._vocabulary import (
-        DEFAULT_LIMIT,
-        MAX_LIMIT,
-        MAX_QUERY_LENGTH,
-        MAX_REFERENCES,
-        MAX_REFERENCES_BYTES,
-        MAX_YEAR,
-        MIN_YEAR,
-        OA_STATUSES,
-        WORK_TYPES,
-        Verdict,
-    )
-    from ._works import AUTHOR_CAP, WORK_SELECT_FIELDS, Author, Work
+    from ._checking import DEFAULT_CHECK_CONCURRENCY as DEFAULT_CHECK_CONCURRENCY
+    from ._checking import DEFAULT_CHECK_DEADLINE_S as DEFAULT_CHECK_DEADLINE_S
+    from ._checking import MAX_CHECK_CONCURRENCY as MAX_CHECK_CONCURRENCY
+    from ._checking import MAX_DOIS_PER_REQUEST as MAX_DOIS_PER_REQUEST
+    from ._checking import MAX_TITLE_CANDIDATES as MAX_TITLE_CANDIDATES
+    from ._checking import AttemptPurpose as AttemptPurpose
+    from ._checking import CheckAttempt as CheckAttempt
+    from ._checking import CheckedReference as CheckedReference
+    from ._checking import ReferenceCheck as ReferenceCheck
+    from ._checking import UncheckedReason as UncheckedReason
+    from ._checking import WithheldReason as WithheldReason
+    from ._citations import MAX_CITATION_BYTES as MAX_CITATION_BYTES
+    from ._citations import CitationError as CitationError
+    from ._citations import CitationReason as CitationReason
+    from ._citations import Citations as Citations
+    from ._citations import CitationSource as CitationSource
+    from ._citations import citation_source as citation_source
+    from ._citations import read_citations as read_citations
+    from ._client import BODY_CEILING_BYTES as BODY_CEILING_BYTES
+    from ._client import DEFAULT_USER_AGENT as DEFAULT_USER_AGENT
+    from ._client import ENDPOINT as ENDPOINT
+    from ._client import OpenAlexClient as OpenAlexClient
+    from ._clock import Clock as Clock
+    from ._clock import SystemClock as SystemClock
+    from ._config import load_core_config as load_core_config
+    from ._errors import ConfigProblem as ConfigProblem
+    from ._errors import ConfigurationDetail as ConfigurationDetail
+    from ._errors import ConfigurationError as ConfigurationError
+    from ._errors import ErrorCode as ErrorCode
+    from ._errors import InputReason as InputReason
+    from ._errors import OpenAlexError as OpenAlexError
+    from ._errors import ProviderReason as ProviderReason
+    from ._errors import ReferenceInputError as ReferenceInputError
+    from ._errors import SearchInputError as SearchInputError
+    from ._matching import ReferenceField as ReferenceField
+    from ._observation import Capture as Capture
+    from ._observation import ProviderAttempt as ProviderAttempt
+    from ._observation import ProviderObservation as ProviderObservation
+    from ._query import ORDERING as ORDERING
+    from ._query import EffectiveSearch as EffectiveSearch
+    from ._query import SearchFilters as SearchFilters
+    from ._query import SearchRequest as SearchRequest
+    from ._query import prepare_search as prepare_search
+    from ._query import supplied_record as supplied_record
+    from ._references import ARXIV_DOI_PREFIX as ARXIV_DOI_PREFIX
+    from ._references import MACRO_EXPANSION_FACTOR as MACRO_EXPANSION_FACTOR
+    from ._references import MAX_MACRO_BYTES as MAX_MACRO_BYTES
+    from ._references import ParsedReferences as ParsedReferences
+    from ._references import Reference as Reference
+    from ._references import ReferenceAuthor as ReferenceAuthor
+    from ._references import ReferenceFormat as ReferenceFormat
+    from ._references import UnparsedReason as UnparsedReason
+    from ._references import parse_references as parse_references
+    from ._references import read_references as read_references
+    from ._result import SearchFailure as SearchFailure
+    from ._result import SearchResult as SearchResult
+    from ._secrets import SECRET_NAMES as SECRET_NAMES
+    from ._vocabulary import DEFAULT_LIMIT as DEFAULT_LIMIT
+    from ._vocabulary import MAX_LIMIT as MAX_LIMIT
+    from ._vocabulary import MAX_QUERY_LENGTH as MAX_QUERY_LENGTH
+    from ._vocabulary import MAX_REFERENCES as MAX_REFERENCES
+    from ._vocabulary import MAX_REFERENCES_BYTES as MAX_REFERENCES_BYTES
+    from ._vocabulary import MAX_YEAR as MAX_YEAR
+    from ._vocabulary import MIN_YEAR as MIN_YEAR
+    from ._vocabulary import OA_STATUSES as OA_STATUSES
+    from ._vocabulary import WORK_TYPES as WORK_TYPES
+    from ._vocabulary import Verdict as Verdict
+    from ._works import AUTHOR_CAP as AUTHOR_CAP
+    from ._works import WORK_SELECT_FIELDS as WORK_SELECT_FIELDS
+    from ._works import Author as Author
+    from ._works import Work as Work
 
 # Names are imported on first use, so that a caller that only needs the
 # configuration loader or a constant does not pay for httpx and pydantic
@@ -94,30 +96,19 @@ if TYPE_CHECKING:
 # and publishes its tool schemas from ``._vocabulary``, which needs neither).
 _EXPORTS = {
     "ARXIV_DOI_PREFIX": "._references",
-    "MACRO_EXPANSION_FACTOR": "._references",
-    "MAX_MACRO_BYTES": "._references",
     "AUTHOR_CAP": "._works",
-    "AttemptPurpose": "._checking",
-    "Author": "._works",
     "BODY_CEILING_BYTES": "._client",
-    "Capture": "._observation",
-    "CheckAttempt": "._checking",
-    "CheckedReference": "._checking",
-    "Clock": "._clock",
-    "ConfigProblem": "._errors",
-    "ConfigurationDetail": "._errors",
-    "ConfigurationError": "._errors",
     "DEFAULT_CHECK_CONCURRENCY": "._checking",
     "DEFAULT_CHECK_DEADLINE_S": "._checking",
     "DEFAULT_LIMIT": "._vocabulary",
     "DEFAULT_USER_AGENT": "._client",
     "ENDPOINT": "._client",
-    "EffectiveSearch": "._query",
-    "ErrorCode": "._errors",
-    "InputReason": "._errors",
+    "MACRO_EXPANSION_FACTOR": "._references",
     "MAX_CHECK_CONCURRENCY": "._checking",
+    "MAX_CITATION_BYTES": "._citations",
     "MAX_DOIS_PER_REQUEST": "._checking",
     "MAX_LIMIT": "._vocabulary",
+    "MAX_MACRO_BYTES": "._references",
     "MAX_QUERY_LENGTH": "._vocabulary",
     "MAX_REFERENCES": "._vocabulary",
     "MAX_REFERENCES_BYTES": "._vocabulary",
@@ -126,6 +117,25 @@ _EXPORTS = {
     "MIN_YEAR": "._vocabulary",
     "OA_STATUSES": "._vocabulary",
     "ORDERING": "._query",
+    "SECRET_NAMES": "._secrets",
+    "WORK_SELECT_FIELDS": "._works",
+    "WORK_TYPES": "._vocabulary",
+    "AttemptPurpose": "._checking",
+    "Author": "._works",
+    "Capture": "._observation",
+    "CheckAttempt": "._checking",
+    "CheckedReference": "._checking",
+    "CitationError": "._citations",
+    "CitationReason": "._citations",
+    "CitationSource": "._citations",
+    "Citations": "._citations",
+    "Clock": "._clock",
+    "ConfigProblem": "._errors",
+    "ConfigurationDetail": "._errors",
+    "ConfigurationError": "._errors",
+    "EffectiveSearch": "._query",
+    "ErrorCode": "._errors",
+    "InputReason": "._errors",
     "OpenAlexClient": "._client",
     "OpenAlexError": "._errors",
     "ParsedReferences": "._references",
@@ -138,7 +148,6 @@ _EXPORTS = {
     "ReferenceField": "._matching",
     "ReferenceFormat": "._references",
     "ReferenceInputError": "._errors",
-    "SECRET_NAMES": "._secrets",
     "SearchFailure": "._result",
     "SearchFilters": "._query",
     "SearchInputError": "._errors",
@@ -148,98 +157,19 @@ _EXPORTS = {
     "UncheckedReason": "._checking",
     "UnparsedReason": "._references",
     "Verdict": "._vocabulary",
-    "WORK_SELECT_FIELDS": "._works",
-    "WORK_TYPES": "._vocabulary",
     "WithheldReason": "._checking",
     "Work": "._works",
+    "__version__": "._version",
+    "citation_source": "._citations",
     "load_core_config": "._config",
     "parse_references": "._references",
-    "read_references": "._references",
-    "read_citations": "._citations",
-    "citation_source": "._citations",
-    "MAX_CITATION_BYTES": "._citations",
-    "CitationError": "._citations",
-    "CitationReason": "._citations",
-    "CitationSource": "._citations",
-    "Citations": "._citations",
     "prepare_search": "._query",
+    "read_citations": "._citations",
+    "read_references": "._references",
     "supplied_record": "._query",
 }
 
-__all__ = [
-    "ARXIV_DOI_PREFIX",
-    "AUTHOR_CAP",
-    "BODY_CEILING_BYTES",
-    "DEFAULT_CHECK_CONCURRENCY",
-    "DEFAULT_CHECK_DEADLINE_S",
-    "DEFAULT_LIMIT",
-    "DEFAULT_USER_AGENT",
-    "ENDPOINT",
-    "MACRO_EXPANSION_FACTOR",
-    "MAX_CHECK_CONCURRENCY",
-    "MAX_CITATION_BYTES",
-    "MAX_DOIS_PER_REQUEST",
-    "MAX_LIMIT",
-    "MAX_MACRO_BYTES",
-    "MAX_QUERY_LENGTH",
-    "MAX_REFERENCES",
-    "MAX_REFERENCES_BYTES",
-    "MAX_TITLE_CANDIDATES",
-    "MAX_YEAR",
-    "MIN_YEAR",
-    "OA_STATUSES",
-    "ORDERING",
-    "SECRET_NAMES",
-    "WORK_SELECT_FIELDS",
-    "WORK_TYPES",
-    "AttemptPurpose",
-    "Author",
-    "Capture",
-    "CheckAttempt",
-    "CheckedReference",
-    "CitationError",
-    "CitationReason",
-    "CitationSource",
-    "Citations",
-    "Clock",
-    "ConfigProblem",
-    "ConfigurationDetail",
-    "ConfigurationError",
-    "EffectiveSearch",
-    "ErrorCode",
-    "InputReason",
-    "OpenAlexClient",
-    "OpenAlexError",
-    "ParsedReferences",
-    "ProviderAttempt",
-    "ProviderObservation",
-    "ProviderReason",
-    "Reference",
-    "ReferenceAuthor",
-    "ReferenceCheck",
-    "ReferenceField",
-    "ReferenceFormat",
-    "ReferenceInputError",
-    "SearchFailure",
-    "SearchFilters",
-    "SearchInputError",
-    "SearchRequest",
-    "SearchResult",
-    "SystemClock",
-    "UncheckedReason",
-    "UnparsedReason",
-    "Verdict",
-    "WithheldReason",
-    "Work",
-    "__version__",
-    "citation_source",
-    "load_core_config",
-    "parse_references",
-    "prepare_search",
-    "read_citations",
-    "read_references",
-    "supplied_record",
-]
+__all__ = list(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
