@@ -386,8 +386,8 @@ def _token(data: bytes, element: _Tlv) -> TimeStampInfo:
     return _tst_info(data, parts.tst_info, carried)
 
 
-def _granted_token(data: bytes) -> _Tlv | None:
-    """The token of a granted response, or None for a refusal (which has none to rely on)."""
+def _status_and_token(data: bytes) -> tuple[list[_Tlv], list[_Tlv]]:
+    """A ``TimeStampResp``'s PKIStatusInfo elements and its parts (status, optional token)."""
     outer = _tlv(data, 0, len(data))
     if outer.end != len(data):
         raise _Malformed("bytes after the TimeStampResp")
@@ -397,6 +397,12 @@ def _granted_token(data: bytes) -> _Tlv | None:
     status_info = _children(data, _expect(parts[0], _SEQUENCE, "the PKIStatusInfo"))
     if not status_info:
         raise _Malformed("the PKIStatusInfo holds no status")
+    return status_info, parts
+
+
+def _granted_token(data: bytes) -> _Tlv | None:
+    """The token of a granted response, or None for a refusal (which has none to rely on)."""
+    status_info, parts = _status_and_token(data)
     if _integer(data, status_info[0], "the status") not in _GRANTED:
         return None
     if len(parts) != 2:
@@ -405,15 +411,7 @@ def _granted_token(data: bytes) -> _Tlv | None:
 
 
 def _response(data: bytes) -> TimeStampResponse:
-    outer = _tlv(data, 0, len(data))
-    if outer.end != len(data):
-        raise _Malformed("bytes after the TimeStampResp")
-    parts = _children(data, _expect(outer, _SEQUENCE, "the TimeStampResp"))
-    if not parts or len(parts) > 2:
-        raise _Malformed("the TimeStampResp is not a status and an optional token")
-    status_info = _children(data, _expect(parts[0], _SEQUENCE, "the PKIStatusInfo"))
-    if not status_info:
-        raise _Malformed("the PKIStatusInfo holds no status")
+    status_info, parts = _status_and_token(data)
     status = _integer(data, status_info[0], "the status")
     status_text = None
     if len(status_info) > 1 and status_info[1].tag == _SEQUENCE:
