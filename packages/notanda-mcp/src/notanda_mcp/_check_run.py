@@ -15,7 +15,6 @@ and the record keys are in ``docs/reference-checking.md`` and
 from __future__ import annotations
 
 import datetime as dt
-import re
 import secrets
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -81,9 +80,6 @@ class Selection:
     cited: bool = False
 
 
-_CROSSREF = re.compile(r"\bcrossref\s*=\s*[{\"]?\s*([^\s,{}\"]+)", re.IGNORECASE)
-
-
 def select(parsed: ParsedReferences, citations: Sequence[Citations] | None) -> Selection:
     """The entries to check: every one, or (``--cited-in``) those the manuscripts cite.
 
@@ -126,11 +122,10 @@ def select(parsed: ParsedReferences, citations: Sequence[Citations] | None) -> S
             case_only=tuple(case_only),
             cited=True,
         )
-    parents = {
-        match.group(1) for position in chosen for match in _CROSSREF.finditer(parsed[position].raw)
-    }
+    # BibTeX's crossref keys are case-insensitive, as the reader resolves them.
+    parents = {crossref.lower() for position in chosen if (crossref := parsed[position].crossref)}
     uncited = [p for p in range(len(parsed)) if p not in chosen]
-    parent_count = sum(1 for p in uncited if parsed[p].key in parents)
+    parent_count = sum(1 for p in uncited if (parsed[p].key or "").lower() in parents)
     return Selection(
         indexes=tuple(sorted(chosen)),
         skipped=len(uncited) - parent_count,

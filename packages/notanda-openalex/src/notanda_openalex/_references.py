@@ -156,6 +156,9 @@ class Reference:
     #: ``(start, end)`` offsets (code points) of the entry in the text read:
     #: ``text[start:end]`` is its exact text (for CSL-JSON, the item's JSON as written).
     span: tuple[int, int] | None = None
+    #: BibTeX: the key of the ``crossref`` parent the entry names (its fields are
+    #: already inherited); not part of the record, which holds the resolved fields.
+    crossref: str | None = None
 
     @property
     def parsed(self) -> bool:
@@ -849,6 +852,7 @@ def _bibtex_entry(block: RawBlock, fields: Mapping[str, str], place: dict[str, A
         volume=decoded("volume"),
         issue=decoded("number", "issue"),
         pages=decoded("pages"),
+        crossref=_clean(fields.get("crossref")),
         **place,
     )
 
