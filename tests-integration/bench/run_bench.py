@@ -13,7 +13,8 @@ audit, consistency proof), ``openalex`` (body to result, peak memory, the
 100-reference check), ``mcp`` (the two servers over real stdio; the reference
 check's memory is ours alone) and ``answers`` (answer bytes per
 work, the first search after start) and ``bigcheck`` (``check-references`` on a
-file of 1,000 references against its ten parts' runs, and its memory; issue 19).
+file of 1,000 references against its ten parts' runs, and its memory; reading
+a 10 MB BibTeX file against a 1 MB one, and its memory; issue 19).
 ``search_literature`` and ``get_evidence``
 are measured through three client paths: a raw JSON-RPC client, the mcp 1.x
 SDK client (``mcp1_client.py`` under ``--mcp1-python``, a venv nox builds) and

@@ -87,6 +87,49 @@ def test_the_acm_template_is_one_check_of_exactly_one_hundred_references() -> No
     assert [r.key for r in parsed if not r.parsed] == ["1984:1040142"]  # no title, no DOI
 
 
+def test_a_jabref_library_keeps_only_its_entries_and_reads_resolver_dois() -> None:
+    # @Preamble, @String, free text and JabRef's @Comment{jabref-meta: ...} blocks
+    # are not references; a DOI behind doi.acm.org or dx.doi.org reads bare.
+    parsed = read(CORPUS / "jabref-complex.bib")
+    assert len(parsed) == 20
+    assert all(reference.parsed for reference in parsed)
+    by_key = {r.key: r for r in parsed}
+    assert by_key["1137631"].doi == "10.1145/1137627.1137631"
+    assert by_key["1102917"].doi == "10.1007/s00779-005-0347-6"
+    # Every one of its 16 doi fields, each behind a resolver, gives a bare DOI.
+    dois = [r.doi for r in parsed if r.doi]
+    assert len(dois) == 16
+    assert all(doi.startswith("10.") for doi in dois)
+    assert by_key["deBraga2001"].title.startswith("The postcranial anatomy of Procolophon (")
+    assert [(a.particle, a.family, a.given, a.suffix) for a in by_key["10250999"].authors] == [
+        ("von", "Hippel", "Eric", None),
+        (None, "Reagle", "Joseph M.", "Jr."),
+        # "Last, Jr, First" as BibTeX reads it: the fixture's third form puts "Jr." last.
+        (None, "Sherry", "Jr.", "John F."),
+        ("van den", "Huevel", "Johan A", "Jr."),
+    ]
+    assert [a.family for a in by_key["1137631"].authors[:3]] == ["Boström", "Wäyrynen", "Bodén"]
+
+
+def test_a_latex_papers_own_bibliography_reads_as_its_author_wrote_it() -> None:
+    parsed = read(CORPUS / "latex-paper-fail-digilat.bib")
+    assert len(parsed) == 40
+    assert all(reference.parsed for reference in parsed)
+    by_key = {r.key: r for r in parsed}
+    # "AND" in upper case separates names too; braced accents give one letter each.
+    assert [(a.family, a.given) for a in by_key["sela_semhalo"].authors] == [
+        ("Šeļa", "Artjoms"),
+        ("Plecháč", "Petr"),
+        ("Lassche", "Alie"),
+    ]
+    assert by_key["sela_semhalo"].doi == "10.1371/journal.pone.0266556"
+    assert by_key["vanilla_saliency"].arxiv_id == "1312.6034"
+    assert by_key["agirrezabal_machine_2016"].title == (
+        "Machine Learning for Metrical Analysis of English Poetry"
+    )
+    assert by_key["agirrezabal_machine_2016"].authors[1].given == "Iñaki"
+
+
 def test_the_thesis_template_keeps_tex_logos() -> None:
     by_key = {r.key: r for r in read(CORPUS / "thesis-kks32-references.bib")}
     assert by_key["texbook"].title == "The TeXbook"
