@@ -420,6 +420,7 @@ def test_provider_limit_rules() -> None:
         return ReferenceCheck(
             references=(),
             attempts=tuple(CheckAttempt("title", observation, failure) for failure in failures),
+            max_attempts=len(failures),
         )
 
     def limited(seconds: float | None, reason: ProviderReason = ProviderReason.RATE_LIMITED):

@@ -494,7 +494,7 @@ class EvidenceService:
             openalex: OpenAlexClient, evidence_id: str
         ) -> tuple[dict[str, Any], dict[str, Any]]:
             if parsed is None:
-                return _check_provider([], 0), _check_refusal(evidence_id, invalid)
+                return _not_run_check(None), _check_refusal(evidence_id, invalid)
             checked = parsed
             result = self._in_slot(
                 evidence_id,
@@ -769,7 +769,9 @@ def _not_attempted() -> dict[str, Any]:
     """A search's ``provider.json`` when nothing was sent: the client's own record of no attempt."""
     from notanda_openalex import Capture, ProviderObservation
 
-    return ProviderObservation(capture=Capture.NOT_ATTEMPTED, attempt=None).record_fields()
+    return _for_writer(
+        ProviderObservation(capture=Capture.NOT_ATTEMPTED, attempt=None).record_fields()
+    )
 
 
 def _invalid_response(evidence_id: str, invalid: Any) -> dict[str, Any]:
@@ -785,17 +787,14 @@ def _invalid_response(evidence_id: str, invalid: Any) -> dict[str, Any]:
 def _from_result(
     evidence_id: str, result: SearchResult | None, request: SearchRequest
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    from notanda_evidence import ParsedJSON
-
     response: dict[str, Any]
     if result is None:
         return _not_attempted(), _busy(evidence_id)
     observation = result.observation
-    provider = observation.record_fields()
-    provider["attempts"] = [_formatted_times(attempt) for attempt in provider["attempts"]]
+    fields = observation.record_fields()
     if observation.has_body:
-        # Parsed from a body _body_too_deep passed: it nests no deeper than that.
-        provider["observed_json"] = ParsedJSON(observation.body_json, _body_depth())
+        fields["observed_json"] = observation.body_json
+    provider = _for_writer(fields)
     if result.ok:
         response = {
             "content_notice": NOTICE,
@@ -813,8 +812,38 @@ def _from_result(
     return provider, response
 
 
+def _for_writer(fields: dict[str, Any]) -> dict[str, Any]:
+    """A provider record's values from notanda-openalex, in the form the evidence writer takes.
+
+    The one place a search's record (``ProviderObservation.record_fields``
+    plus its body) and a check's (``ReferenceCheck.record_fields``) are made
+    ready: each attempt's times formatted, each body (``observed_json``, at the
+    top of a search's record and in each attempt of a check's) wrapped.
+    """
+    record = _with_body_wrapped(fields)
+    record["attempts"] = [
+        _with_body_wrapped(_formatted_times(attempt)) for attempt in fields["attempts"]
+    ]
+    return record
+
+
+def _with_body_wrapped(fields: dict[str, Any]) -> dict[str, Any]:
+    """*fields* with its ``observed_json``, if any, as parsed JSON the writer need not walk."""
+    if "observed_json" not in fields:
+        return dict(fields)
+    from notanda_evidence import ParsedJSON
+
+    # Parsed from a body _body_too_deep passed: it nests no deeper than that.
+    return {**fields, "observed_json": ParsedJSON(fields["observed_json"], _body_depth())}
+
+
 def _formatted_times(attempt: dict[str, Any]) -> dict[str, Any]:
-    """An attempt's values with its aware times in the record's form (``format_timestamp``)."""
+    """An attempt's values with its aware times in the record's form (``format_timestamp``).
+
+    An entry of a check attempt that made no request has no times.
+    """
+    if "started_at" not in attempt:
+        return attempt
     return {
         **attempt,
         "finished_at": format_timestamp(attempt["finished_at"]),
@@ -872,49 +901,20 @@ def _check_refusal(evidence_id: str, invalid: Any) -> dict[str, Any]:
     return response
 
 
-def _max_attempts(parsed: ParsedReferences) -> int:
-    """The most requests a check of *parsed* could make (``docs/evidence-format.md``, 2.6)."""
-    from notanda_openalex import MAX_DOIS_PER_REQUEST
+def _not_run_check(parsed: ParsedReferences | None) -> dict[str, Any]:
+    """A check's ``provider.json`` when it never ran (refused input, or no slot in time)."""
+    from notanda_openalex import ReferenceCheck
 
-    readable = [reference for reference in parsed if reference.parsed]
-    dois = {reference.lookup_doi for reference in readable if reference.lookup_doi is not None}
-    return -(-len(dois) // MAX_DOIS_PER_REQUEST) + len(readable)
-
-
-def _check_provider(attempts: list[dict[str, Any]], max_attempts: int) -> dict[str, Any]:
-    """A check's ``provider.json``: each attempt holds its own capture and body (spec 2.6)."""
-    return {
-        "attempts": attempts,
-        "max_attempts": max_attempts,
-        "pagination": False,
-        "provider": "openalex",
-    }
+    return _for_writer(ReferenceCheck.not_run_record_fields(parsed))
 
 
 def _from_check(
     evidence_id: str, check: ReferenceCheck | None, parsed: ParsedReferences
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``provider.json`` (one entry per request, each with its own body) and ``response.json``."""
-    from notanda_evidence import ParsedJSON
-
     if check is None:
-        return _check_provider([], _max_attempts(parsed)), _busy(evidence_id)
-    attempts: list[dict[str, Any]] = []
-    for attempt in check.attempts:
-        observation = attempt.observation
-        entry: dict[str, Any] = {
-            **(
-                {}
-                if observation.attempt is None
-                else _formatted_times(observation.attempt.to_record())
-            ),
-            "capture": observation.capture.value,
-            "purpose": attempt.purpose,
-        }
-        if observation.has_body:
-            entry["observed_json"] = ParsedJSON(observation.body_json)
-        attempts.append(entry)
-    provider = _check_provider(attempts, _max_attempts(parsed))
+        return _not_run_check(parsed), _busy(evidence_id)
+    provider = _for_writer(check.record_fields())
     if check.failure is not None:
         return provider, _failure_response(evidence_id, check.failure)
     response = {

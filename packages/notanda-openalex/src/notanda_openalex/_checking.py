@@ -148,6 +148,24 @@ class CheckAttempt:
     #: Why the request failed (its code, reason and ``retry_after_s``); None when it succeeded.
     failure: SearchFailure | None = None
 
+    def record_fields(self) -> dict[str, Any]:
+        """Return the attempt's entry in the check's provider record, as values.
+
+        Keys: those of :meth:`ProviderAttempt.to_record` (none when no request
+        was made; ``started_at`` and ``finished_at`` are aware datetimes), plus
+        ``purpose``, ``capture`` and, when :attr:`ProviderObservation.has_body`,
+        ``observed_json``: the body as a JSON value (shared, not copied).
+        """
+        observation = self.observation
+        entry: dict[str, Any] = {
+            **({} if observation.attempt is None else observation.attempt.to_record()),
+            "capture": observation.capture.value,
+            "purpose": self.purpose,
+        }
+        if observation.has_body:
+            entry["observed_json"] = observation.body_json
+        return entry
+
 
 @dataclass(frozen=True, slots=True)
 class CheckedReference:
@@ -209,6 +227,34 @@ class ReferenceCheck:
     #: Set when the check failed as a whole (configuration refused, endpoint
     #: not allowed); every parsed reference is then ``unchecked``.
     failure: SearchFailure | None = None
+    #: The most requests this check could make: one per DOI batch it planned,
+    #: plus one title lookup per readable reference (``docs/evidence-format.md``,
+    #: 2.6). Also set when the check failed as a whole and made none.
+    max_attempts: int = field(kw_only=True)
+
+    def record_fields(self) -> dict[str, Any]:
+        """Return the check's provider record, as values.
+
+        Keys: ``provider``, ``pagination``, ``max_attempts`` and ``attempts``,
+        one :meth:`CheckAttempt.record_fields` per request in :attr:`attempts`
+        order, each with its own ``capture`` and body. The times are aware
+        datetimes and the bodies shared JSON values: the evidence writer's
+        caller formats the one and wraps the other, as for a search's
+        :meth:`ProviderObservation.record_fields`.
+        """
+        return _provider_fields(
+            [attempt.record_fields() for attempt in self.attempts], self.max_attempts
+        )
+
+    @staticmethod
+    def not_run_record_fields(parsed: ParsedReferences | None) -> dict[str, Any]:
+        """Return the provider record of a check that never ran: no attempt.
+
+        ``max_attempts`` is that of a check of *parsed* (the caller ran out of
+        time before the check could start), or 0 when *parsed* is None (the
+        input was refused before it was read).
+        """
+        return _provider_fields([], 0 if parsed is None else _max_attempts(parsed.references))
 
     def summary(self) -> dict[str, int]:
         """Return a count for every :class:`Verdict` value (0 when unused), in enum order."""
@@ -262,11 +308,13 @@ class _State:
     done: list[_Task] = field(default_factory=list)
 
 
-def _batches(references: Sequence[Reference]) -> list[_Task]:
-    """Group the references that have a batch DOI, in input order, 50 DOIs a request.
+def _doi_batches(references: Sequence[Reference]) -> list[tuple[list[str], tuple[int, ...]]]:
+    """The DOI batches of a check: each one's DOIs and the input positions it serves.
 
-    A DOI that :func:`filter_safe` refuses is never one of them, so no DOI can
-    add alternatives or filters to a batch: at most 50 DOIs each, whatever the input.
+    The references that have a batch DOI, in input order, each distinct DOI
+    once, 50 DOIs a request. A DOI that :func:`filter_safe` refuses is never
+    one of them, so no DOI can add alternatives or filters to a batch: at most
+    50 DOIs each, whatever the input.
     """
     by_doi: dict[str, list[int]] = {}
     for position, reference in enumerate(references):
@@ -274,20 +322,45 @@ def _batches(references: Sequence[Reference]) -> list[_Task]:
         if doi is not None:
             by_doi.setdefault(doi, []).append(position)
     dois = list(by_doi)
-    tasks: list[_Task] = []
-    for number, start in enumerate(range(0, len(dois), MAX_DOIS_PER_REQUEST)):
+    batches: list[tuple[list[str], tuple[int, ...]]] = []
+    for start in range(0, len(dois), MAX_DOIS_PER_REQUEST):
         chunk = dois[start : start + MAX_DOIS_PER_REQUEST]
-        serves = tuple(sorted(position for doi in chunk for position in by_doi[doi]))
-        tasks.append(
-            _Task(
-                order=(0, number),
-                purpose=AttemptPurpose.DOI_BATCH,
-                params=doi_batch_params(chunk),
-                limit=DOI_BATCH_PER_PAGE,
-                serves=serves,
-            )
+        batches.append((chunk, tuple(sorted(p for doi in chunk for p in by_doi[doi]))))
+    return batches
+
+
+def _batches(references: Sequence[Reference]) -> list[_Task]:
+    """The requests of :func:`_doi_batches`, in their planned order."""
+    return [
+        _Task(
+            order=(0, number),
+            purpose=AttemptPurpose.DOI_BATCH,
+            params=doi_batch_params(dois),
+            limit=DOI_BATCH_PER_PAGE,
+            serves=serves,
         )
-    return tasks
+        for number, (dois, serves) in enumerate(_doi_batches(references))
+    ]
+
+
+def _max_attempts(references: Sequence[Reference]) -> int:
+    """The most requests a check of *references* can make (:attr:`ReferenceCheck.max_attempts`).
+
+    Every DOI batch :func:`_batches` plans, plus one title lookup for each
+    readable reference: a reference gets at most one, when it has no batch DOI
+    or its batch did not find it.
+    """
+    return len(_doi_batches(references)) + sum(1 for reference in references if reference.parsed)
+
+
+def _provider_fields(attempts: list[dict[str, Any]], max_attempts: int) -> dict[str, Any]:
+    """A check's provider record around its attempts' entries (spec 2.6)."""
+    return {
+        "attempts": attempts,
+        "max_attempts": max_attempts,
+        "pagination": False,
+        "provider": "openalex",
+    }
 
 
 def _title_task(position: int, reference: Reference) -> _Task | None:
@@ -575,7 +648,11 @@ class CheckRun:
             if matched is not None:
                 entry = replace(entry, observation=index_of[id(matched)])
             entries.append(replace(entry, identifier_withheld=_withheld(reference)))
-        return ReferenceCheck(references=tuple(entries), attempts=attempts)
+        return ReferenceCheck(
+            references=tuple(entries),
+            attempts=attempts,
+            max_attempts=_max_attempts(self._references),
+        )
 
 
 def refused_check(parsed: ParsedReferences, failure: SearchFailure) -> ReferenceCheck:
@@ -589,4 +666,9 @@ def refused_check(parsed: ParsedReferences, failure: SearchFailure) -> Reference
         else _unparsed_entry(reference)
         for reference in parsed.references
     )
-    return ReferenceCheck(references=entries, attempts=(), failure=failure)
+    return ReferenceCheck(
+        references=entries,
+        attempts=(),
+        failure=failure,
+        max_attempts=_max_attempts(parsed.references),
+    )
