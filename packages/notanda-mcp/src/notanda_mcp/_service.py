@@ -504,7 +504,7 @@ class EvidenceService:
                     checked,
                     concurrency=self._check_concurrency,
                     deadline_s=left,
-                    too_deep=_body_too_deep,
+                    too_deep=_check_body_too_deep,
                     on_progress=on_progress,
                     cancelled=caller.cancelled,
                 ),
@@ -820,21 +820,25 @@ def _for_writer(fields: dict[str, Any]) -> dict[str, Any]:
     ready: each attempt's times formatted, each body (``observed_json``, at the
     top of a search's record and in each attempt of a check's) wrapped.
     """
-    record = _with_body_wrapped(fields)
+    record = _with_body_wrapped(fields, _SEARCH_BODY_LEVELS)
     record["attempts"] = [
-        _with_body_wrapped(_formatted_times(attempt)) for attempt in fields["attempts"]
+        _with_body_wrapped(_formatted_times(attempt), _CHECK_BODY_LEVELS)
+        for attempt in fields["attempts"]
     ]
     return record
 
 
-def _with_body_wrapped(fields: dict[str, Any]) -> dict[str, Any]:
-    """*fields* with its ``observed_json``, if any, as parsed JSON the writer need not walk."""
+def _with_body_wrapped(fields: dict[str, Any], levels: int) -> dict[str, Any]:
+    """*fields* with its ``observed_json``, if any, as parsed JSON the writer need not walk.
+
+    The body sits *levels* down in provider.json and passed :func:`_body_too_deep`
+    for those levels: it nests no deeper than :func:`_body_depth` says.
+    """
     if "observed_json" not in fields:
         return dict(fields)
     from notanda_evidence import ParsedJSON
 
-    # Parsed from a body _body_too_deep passed: it nests no deeper than that.
-    return {**fields, "observed_json": ParsedJSON(fields["observed_json"], _body_depth())}
+    return {**fields, "observed_json": ParsedJSON(fields["observed_json"], _body_depth(levels))}
 
 
 def _formatted_times(attempt: dict[str, Any]) -> dict[str, Any]:
@@ -927,20 +931,32 @@ def _from_check(
     return provider, response
 
 
-def _body_too_deep(body: bytes | bytearray) -> bool:
-    """The record's depth limit, for a body that provider.json holds one level down.
+#: How many levels of ``provider.json`` hold a body above it: a search's
+#: ``observed_json`` is a key of the top object; a check's, a key of an entry
+#: of its ``attempts`` list (the object, the list, the entry).
+_SEARCH_BODY_LEVELS = 1
+_CHECK_BODY_LEVELS = 3
+
+
+def _body_too_deep(body: bytes | bytearray, levels: int = _SEARCH_BODY_LEVELS) -> bool:
+    """The record's depth limit, for a body that provider.json holds *levels* down.
 
     Checked before the body is parsed, so that a body a sealed record could
     not hold is refused as ``provider_error`` ``too_deep`` and recorded as such.
     """
     from notanda_evidence.verify_file import json_depth_exceeds
 
-    return json_depth_exceeds(body if isinstance(body, bytes) else bytes(body), _body_depth())
+    return json_depth_exceeds(body if isinstance(body, bytes) else bytes(body), _body_depth(levels))
 
 
-def _body_depth() -> int:
-    """How deep a body may nest: provider.json's own object holds it one level down."""
-    return MAX_JSON_DEPTH - 1
+def _check_body_too_deep(body: bytes | bytearray) -> bool:
+    """:func:`_body_too_deep` for a body of a check's request, in its entry of ``attempts``."""
+    return _body_too_deep(body, _CHECK_BODY_LEVELS)
+
+
+def _body_depth(levels: int) -> int:
+    """How deep a body may nest when provider.json holds it *levels* down."""
+    return MAX_JSON_DEPTH - levels
 
 
 def _storage_failure(exc: Any, evidence_id: str | None) -> Reply:
