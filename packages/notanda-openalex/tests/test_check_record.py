@@ -136,7 +136,7 @@ def test_record_fields_hold_each_attempt_with_its_purpose_capture_and_body(
         assert {key: entry[key] for key in ATTEMPT_KEYS} == observation.attempt.to_record()
     matched = result.references[0]
     assert matched.verdict is Verdict.VERIFIED
-    body = fields["attempts"][matched.observation]["observed_json"]
+    body = fields["attempts"][matched.attempt_index]["observed_json"]
     assert body["results"][0]["id"] == "https://openalex.org/W2162348455"
 
 

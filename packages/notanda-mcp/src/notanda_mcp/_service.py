@@ -46,10 +46,10 @@ if TYPE_CHECKING:
     from notanda_openalex import (
         OpenAlexClient,
         ParsedReferences,
+        ProviderFailure,
+        ProviderResult,
         ReferenceCheck,
-        SearchFailure,
         SearchRequest,
-        SearchResult,
     )
 
 __all__ = [
@@ -322,7 +322,7 @@ class EvidenceService:
 
     def search(self, arguments: Mapping[str, Any], caller: Caller) -> Reply:
         """Run one search into a new record; see the module docstring for the order."""
-        from notanda_openalex import SearchInputError, prepare_search, supplied_record
+        from notanda_openalex import InputError, prepare_search, supplied_record
 
         started = time.monotonic()
         query, limit, filters = (
@@ -331,11 +331,11 @@ class EvidenceService:
             arguments.get("filters"),
         )
         request: SearchRequest | None = None
-        invalid: SearchInputError | None = None
+        invalid: InputError | None = None
         try:
             request = prepare_search(query, limit, filters)
             described = request.to_record()
-        except SearchInputError as exc:
+        except InputError as exc:
             invalid = exc
             described = {"supplied": supplied_record(query, limit, filters), "effective": None}
         fields = {
@@ -785,7 +785,7 @@ def _invalid_response(evidence_id: str, invalid: Any) -> dict[str, Any]:
 
 
 def _from_result(
-    evidence_id: str, result: SearchResult | None, request: SearchRequest
+    evidence_id: str, result: ProviderResult | None, request: SearchRequest
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     response: dict[str, Any]
     if result is None:
@@ -855,7 +855,7 @@ def _formatted_times(attempt: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _failure_response(evidence_id: str, error: SearchFailure | None) -> dict[str, Any]:
+def _failure_response(evidence_id: str, error: ProviderFailure | None) -> dict[str, Any]:
     """The stored answer of a call that failed at the provider or its configuration."""
     failure = error.to_record() if error is not None else {"code": ToolError.PROVIDER_ERROR.value}
     return {
