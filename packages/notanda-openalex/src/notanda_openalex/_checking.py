@@ -160,7 +160,7 @@ class CheckAttempt:
     failure: ProviderFailure | None = None
 
     def __post_init__(self) -> None:
-        # Until 0.2.0b1 purpose was a plain string; one given still becomes the enum.
+        # purpose used to be a plain string; one given still becomes the enum, for one release.
         object.__setattr__(self, "purpose", AttemptPurpose(self.purpose))
 
     def record_fields(self) -> dict[str, Any]:
