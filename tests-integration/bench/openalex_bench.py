@@ -113,7 +113,7 @@ def bench_memory(bench: Bench) -> None:
 def bench_references(bench: Bench) -> None:
     import httpx
     from notanda_openalex import OpenAlexClient, parse_references
-    from notanda_openalex._matching import decide, decide_by_doi
+    from notanda_openalex._matching import decide_by_doi, decide_by_title
 
     text, _ = check_fixture()
 
@@ -131,14 +131,14 @@ def bench_references(bench: Bench) -> None:
     cpu: list[float] = []
     year = datetime.now(UTC).year
     for reference, entry in zip(parsed, check.references, strict=True):
-        if entry.observation is None:
+        if entry.attempt_index is None:
             raise RuntimeError(f"reference {entry.index} has no observation")
-        candidates = _works_of(check.attempts[entry.observation].observation)
+        candidates = _works_of(check.attempts[entry.attempt_index].observation)
         if reference.doi is not None:
             candidates = [work for work in candidates if work.doi == reference.doi]
             decide_one = decide_by_doi
         else:
-            decide_one = decide
+            decide_one = decide_by_title
         gc.collect()
         begun = time.thread_time()
         decide_one(reference, candidates, current_year=year)

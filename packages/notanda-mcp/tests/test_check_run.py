@@ -409,21 +409,22 @@ def test_provider_limit_rules() -> None:
     from notanda_openalex import (
         CheckAttempt,
         ErrorCode,
+        ProviderFailure,
         ProviderReason,
         ReferenceCheck,
-        SearchFailure,
     )
     from notanda_openalex._observation import Capture, ProviderObservation
 
-    def check(*failures: SearchFailure | None) -> ReferenceCheck:
+    def check(*failures: ProviderFailure | None) -> ReferenceCheck:
         observation = ProviderObservation(capture=Capture.NOT_ATTEMPTED, attempt=None)
         return ReferenceCheck(
             references=(),
             attempts=tuple(CheckAttempt("title", observation, failure) for failure in failures),
+            max_attempts=len(failures),
         )
 
     def limited(seconds: float | None, reason: ProviderReason = ProviderReason.RATE_LIMITED):
-        return SearchFailure(code=ErrorCode.PROVIDER_ERROR, reason=reason, retry_after_s=seconds)
+        return ProviderFailure(code=ErrorCode.PROVIDER_ERROR, reason=reason, retry_after_s=seconds)
 
     assert _check_run.provider_limit(None).stop is None
     assert _check_run.provider_limit(check(None)) == _check_run.Limit(None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 import textwrap
@@ -18,8 +19,11 @@ from conftest import (
     clean_env,
     disallowed_stderr_lines,
     launcher_params,
+    make_server,
+    open_session,
     read_json,
 )
+from fake_openalex import FakeOpenAlex, works_page
 from mcp import Client
 from mcp.client.stdio import stdio_client
 
@@ -196,3 +200,28 @@ def test_the_console_script_writes_nothing_to_stdout_before_serving(tmp_path: Pa
     assert KEY not in done.stderr
     assert disallowed_stderr_lines(done.stderr) == []
     assert "serving an evidence root on stdio" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("search_literature", {"query": 5}),
+        ("check_references", {"references": ["not", "text"]}),
+        ("get_evidence", {"evidence_id": 7}),
+    ],
+)
+async def test_a_call_refused_by_its_schema_is_logged_under_its_tool(
+    evidence_root: Path, caplog: pytest.LogCaptureFixture, tool: str, arguments: dict[str, Any]
+) -> None:
+    server = make_server(
+        evidence_root, FakeOpenAlex(works_page()), toolsets=("search", "references")
+    )
+    with caplog.at_level(logging.INFO, logger="notanda_mcp"):
+        async with open_session(server, "legacy") as client:
+            result = await call(client, tool, arguments)
+    content = result.structured_content
+    assert content is not None
+    assert (content["error"], content["persisted"]) == ("invalid_arguments", False)
+    messages = [record.getMessage() for record in caplog.records if record.name == "notanda_mcp"]
+    assert f"{tool} arguments rejected before a record: {content['reason']}" in messages
+    assert not any(message.startswith("search rejected") for message in messages)

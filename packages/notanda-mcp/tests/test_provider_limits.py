@@ -3,7 +3,10 @@
 The record's depth limit (``MAX_JSON_DEPTH``) applies to ``provider.json``,
 which holds the body one level down: a body may nest 63 levels, and one that
 nests deeper is ``too_deep``, checked before it is parsed (100,000 levels
-would otherwise stop the parser) and not kept.
+would otherwise stop the parser) and not kept. A check's bodies sit three
+levels down (in their entry of ``attempts``): each may nest 61 levels, and
+one deeper leaves its references ``unchecked`` with ``too_deep`` in a sealed
+record, never a record the writer refuses.
 """
 
 from __future__ import annotations
@@ -73,6 +76,59 @@ async def test_a_body_at_the_limit_is_kept_and_verifies(
     assert result.is_error is False, content
     assert_sealed(evidence_root, content["evidence_id"], content["receipt"])
     path = evidence_root / content["evidence_id"] / "provider.json"
+    assert not verify_file.json_depth_exceeds(path.read_bytes(), MAX_JSON_DEPTH)
+    assert verify_file.json_depth_exceeds(path.read_bytes(), MAX_JSON_DEPTH - 1)
+    assert verify_file.main([str(evidence_root / content["evidence_id"])]) == 0
+    capsys.readouterr()
+
+
+#: ``provider.json`` holds a check's body three levels down (the object, its
+#: ``attempts`` list, the attempt's entry): such a body may nest 61 levels.
+CHECK_BODY_DEPTH = MAX_JSON_DEPTH - 3
+ONE_TITLE = "@article{a, title={A treatise on imaginary engines}, year={2020}}"
+
+
+async def test_a_check_body_a_record_could_not_hold_is_too_deep_and_the_check_sealed(
+    evidence_root: Path,
+) -> None:
+    # Deep enough for a search's record, one level too deep for a check's.
+    server = make_server(
+        evidence_root,
+        _provider(_page_nesting(CHECK_BODY_DEPTH + 1)),
+        toolsets=("search", "references"),
+    )
+    async with open_session(server, "legacy") as client:
+        result = await call(client, "check_references", {"references": ONE_TITLE})
+    content = result.structured_content
+    assert content is not None
+    assert result.is_error is False, content
+    (entry,) = content["references"]
+    assert (entry["verdict"], entry["error"]) == ("unchecked", "too_deep")
+    assert_sealed(evidence_root, content["evidence_id"], content["receipt"])
+    provider = read_json(evidence_root / content["evidence_id"] / "provider.json")
+    (attempt,) = provider["attempts"]
+    assert attempt["error_type"] == "too_deep"
+    assert "observed_json" not in attempt
+    assert verify_file.main([str(evidence_root / content["evidence_id"])]) == 0
+
+
+async def test_a_check_body_at_the_limit_is_kept_and_verifies(
+    evidence_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = make_server(
+        evidence_root,
+        _provider(_page_nesting(CHECK_BODY_DEPTH)),
+        toolsets=("search", "references"),
+    )
+    async with open_session(server, "legacy") as client:
+        result = await call(client, "check_references", {"references": ONE_TITLE})
+    content = result.structured_content
+    assert content is not None
+    assert result.is_error is False, content
+    assert content["references"][0]["verdict"] == "not_found"
+    assert_sealed(evidence_root, content["evidence_id"], content["receipt"])
+    path = evidence_root / content["evidence_id"] / "provider.json"
+    assert "observed_json" in read_json(path)["attempts"][0]
     assert not verify_file.json_depth_exceeds(path.read_bytes(), MAX_JSON_DEPTH)
     assert verify_file.json_depth_exceeds(path.read_bytes(), MAX_JSON_DEPTH - 1)
     assert verify_file.main([str(evidence_root / content["evidence_id"])]) == 0

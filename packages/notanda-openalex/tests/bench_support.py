@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from notanda_openalex import BODY_CEILING_BYTES, SearchResult, prepare_search
+from notanda_openalex import BODY_CEILING_BYTES, ProviderResult, prepare_search
 from notanda_openalex._outcome import result_from_body
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -49,7 +49,7 @@ class _FixedClock:
         return 0.0
 
 
-def body_to_result(body: bytes, *, limit: int = 10) -> tuple[SearchResult, dict[str, Any]]:
+def body_to_result(body: bytes, *, limit: int = 10) -> tuple[ProviderResult, dict[str, Any]]:
     """Run the measured path once: body bytes -> works + observation ready to write."""
     result = result_from_body(
         200,

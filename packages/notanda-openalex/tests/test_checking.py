@@ -179,11 +179,11 @@ def assert_consistent(result: ReferenceCheck) -> None:
         if entry.verdict is not Verdict.METADATA_MISMATCH:
             assert entry.differs == ()
         if entry.work is None:
-            assert entry.observation is None
+            assert entry.attempt_index is None
             assert entry.retracted is None
         else:
             assert entry.verdict in (Verdict.VERIFIED, Verdict.METADATA_MISMATCH)
-            body = result.attempts[entry.observation].observation.body_json
+            body = result.attempts[entry.attempt_index].observation.body_json
             ids = {item["id"] for item in body["results"]}
             assert f"https://openalex.org/{entry.work.openalex_id}" in ids
             assert entry.retracted == entry.work.is_retracted
@@ -474,7 +474,7 @@ def test_dois_are_normalized_and_sent_once(clock: FakeClock) -> None:
     result, requests = check(text, clock)
     assert [request.url.params["filter"] for request in requests] == ["doi:10.1038/35002501"]
     assert [entry.verdict for entry in result.references] == [Verdict.VERIFIED] * 3
-    assert {entry.observation for entry in result.references} == {0}
+    assert {entry.attempt_index for entry in result.references} == {0}
 
 
 def test_concurrency_is_bounded(clock: FakeClock) -> None:
@@ -536,11 +536,11 @@ def test_observation_points_at_the_attempt_holding_the_work(clock: FakeClock) ->
     result, _ = check(REAL_BIBLIOGRAPHY, clock)
     for entry in result.references:
         assert entry.work is not None
-        assert entry.observation is not None
-        attempt = result.attempts[entry.observation]
+        assert entry.attempt_index is not None
+        attempt = result.attempts[entry.attempt_index]
         ids = [item["id"] for item in attempt.observation.body_json["results"]]
         assert f"https://openalex.org/{entry.work.openalex_id}" in ids
-    assert [entry.observation for entry in result.references] == [0, 1, 0, 2, 3]
+    assert [entry.attempt_index for entry in result.references] == [0, 1, 0, 2, 3]
 
 
 # ------------------------------------------------------------------- failures

@@ -28,7 +28,7 @@ from notanda_openalex import (
     ErrorCode,
     OpenAlexClient,
     ProviderReason,
-    SearchResult,
+    ProviderResult,
     prepare_search,
 )
 
@@ -43,7 +43,7 @@ PAGE = {
 
 def run(
     handler: Any, clock: FakeClock, query: str = "Does X improve Y?", **kwargs: Any
-) -> SearchResult:
+) -> ProviderResult:
     client, recorder = make_client(handler, clock, **kwargs)
     result = client.search(prepare_search(query, 5))
     assert len(recorder.requests) <= 1
@@ -51,7 +51,7 @@ def run(
 
 
 def assert_provider_error(
-    result: SearchResult,
+    result: ProviderResult,
     reason: ProviderReason,
     status: int | None,
     *,

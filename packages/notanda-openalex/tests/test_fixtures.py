@@ -18,7 +18,7 @@ from notanda_openalex import (
     AUTHOR_CAP,
     Capture,
     ProviderReason,
-    SearchResult,
+    ProviderResult,
     Work,
     prepare_search,
 )
@@ -36,7 +36,7 @@ def list_pages() -> list[str]:
     return fixture_names("works_list_*.json")
 
 
-def through_client(body: bytes, clock: FakeClock, limit: int = 10) -> SearchResult:
+def through_client(body: bytes, clock: FakeClock, limit: int = 10) -> ProviderResult:
     client, recorder = make_client(
         lambda request: httpx.Response(
             200, content=body, headers={"Content-Type": "application/json"}

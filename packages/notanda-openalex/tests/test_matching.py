@@ -10,7 +10,7 @@ from conftest import fixture_json, fixture_names
 from notanda_openalex import Reference, ReferenceAuthor, ReferenceField, Verdict, Work
 from notanda_openalex._matching import (
     compare,
-    decide,
+    decide_by_title,
     normalize_text,
     title_query,
     titles_agree,
@@ -264,18 +264,18 @@ def test_the_twin_whose_year_and_venue_agree_wins() -> None:
     cited_preprint = ref(
         title="Same title here", authors=names("Lovelace"), year=2020, venue="arXiv"
     )
-    assert decide(cited_published, [preprint, published], current_year=YEAR).chosen == 1
-    decision = decide(cited_preprint, [published, preprint], current_year=YEAR)
+    assert decide_by_title(cited_published, [preprint, published], current_year=YEAR).chosen == 1
+    decision = decide_by_title(cited_preprint, [published, preprint], current_year=YEAR)
     assert (decision.verdict, decision.chosen) == (Verdict.VERIFIED, 1)
     # Nothing tells them apart: the published version is the one cited.
-    bare = decide(ref(title="Same title here"), [preprint, published], current_year=YEAR)
+    bare = decide_by_title(ref(title="Same title here"), [preprint, published], current_year=YEAR)
     assert (bare.verdict, bare.chosen) == (Verdict.VERIFIED, 1)
 
 
 def test_two_different_works_with_one_title_are_ambiguous() -> None:
     one = synthetic(1, "Introduction", ["Ada Lovelace"], year=2020, venue="Journal A")
     two = synthetic(2, "Introduction", ["Charles Babbage"], year=2020, venue="Journal B")
-    decision = decide(ref(title="Introduction", year=2020), [one, two], current_year=YEAR)
+    decision = decide_by_title(ref(title="Introduction", year=2020), [one, two], current_year=YEAR)
     assert decision.verdict is Verdict.AMBIGUOUS
     assert decision.chosen is None
 
@@ -288,17 +288,19 @@ def test_near_miss_title_needs_agreeing_authors() -> None:
         year=2000,
     )
     near = "Biodiversity hotspots for conservation planning"
-    with_authors = decide(
+    with_authors = decide_by_title(
         ref(title=near, authors=names("Myers", "Kent"), year=2000), [target], current_year=YEAR
     )
     assert (with_authors.verdict, with_authors.differs) == (
         Verdict.METADATA_MISMATCH,
         (ReferenceField.TITLE,),
     )
-    assert decide(ref(title=near), [target], current_year=YEAR).verdict is Verdict.NOT_FOUND
-    other = decide(ref(title=near, authors=names("Smith")), [target], current_year=YEAR)
+    assert (
+        decide_by_title(ref(title=near), [target], current_year=YEAR).verdict is Verdict.NOT_FOUND
+    )
+    other = decide_by_title(ref(title=near, authors=names("Smith")), [target], current_year=YEAR)
     assert other.verdict is Verdict.NOT_FOUND
-    chimeric = decide(
+    chimeric = decide_by_title(
         ref(title="Marine fishery collapse in the tropics", authors=names("Myers", "Kent")),
         [target],
         current_year=YEAR,
@@ -343,7 +345,7 @@ def test_every_real_work_verifies_against_itself_and_one_change_is_caught() -> N
     assert len(works) > 100
     for target in works:
         reference = _as_reference(target)
-        decision = decide(reference, [target], current_year=YEAR)
+        decision = decide_by_title(reference, [target], current_year=YEAR)
         assert (decision.verdict, decision.differs) == (Verdict.VERIFIED, ()), target.openalex_id
         words = (target.title or "").split()
         if len(words) >= 4:

@@ -9,6 +9,9 @@ from importlib import resources
 
 import notanda_openalex
 import public_names
+import pytest
+from checkout import absent
+from conftest import REPO_ROOT
 from notanda_openalex import (
     ENDPOINT,
     Capture,
@@ -146,5 +149,67 @@ def test_every_public_exception_has_the_one_base() -> None:
         if isinstance(obj := getattr(notanda_openalex, name), type)
         and issubclass(obj, BaseException)
     ]
-    assert {e.__name__ for e in exceptions} >= {"ConfigurationError", "SearchInputError"}
+    assert {e.__name__ for e in exceptions} >= {"ConfigurationError", "InputError"}
     assert all(issubclass(e, notanda_openalex.OpenAlexError) for e in exceptions)
+
+
+#: The names the check feature outgrew (issue 23), each kept one release as an alias.
+DEPRECATED_ALIASES = {
+    "SearchResult": "ProviderResult",
+    "SearchFailure": "ProviderFailure",
+    "SearchInputError": "InputError",
+}
+
+
+def test_each_deprecated_name_is_its_new_name_and_stays_exported() -> None:
+    for old, new in DEPRECATED_ALIASES.items():
+        assert getattr(notanda_openalex, old) is getattr(notanda_openalex, new), old
+        assert old in notanda_openalex.__all__
+        assert new in notanda_openalex.__all__
+    # An argument error of a check is still caught by the old name.
+    with pytest.raises(notanda_openalex.SearchInputError):
+        notanda_openalex.parse_references("")
+
+
+def test_the_deprecated_names_are_listed_as_such_in_the_library_guide() -> None:
+    path = REPO_ROOT / "docs" / "openalex-client.md"
+    if not path.is_file():
+        absent(f"{path} not present (not a source checkout)")
+    guide = path.read_text(encoding="utf-8")
+    section = guide.split("## Deprecated names", 1)[1].split("\n## ", 1)[0]
+    for old, new in {
+        **DEPRECATED_ALIASES,
+        "CheckedReference.observation": "CheckedReference.attempt_index",
+    }.items():
+        assert f"| `{old}` | `{new}` |" in section, old
+
+
+def test_a_checked_reference_keeps_its_old_attribute_and_a_string_purpose() -> None:
+    from notanda_openalex import (
+        AttemptPurpose,
+        Capture,
+        CheckAttempt,
+        CheckedReference,
+        ProviderObservation,
+        Verdict,
+    )
+
+    entry = CheckedReference(
+        index=0,
+        key=None,
+        verdict=Verdict.UNCHECKED,
+        differs=(),
+        retracted=None,
+        work=None,
+        attempt_index=None,
+        error=ProviderReason.TIMEOUT,
+    )
+    assert entry.observation is entry.attempt_index is None
+    assert entry.to_record()["observation"] is None
+    assert entry.to_record()["error"] == "timeout"
+    assert type(entry.to_record()["error"]) is str
+    observation = ProviderObservation(capture=Capture.NOT_ATTEMPTED, attempt=None)
+    attempt = CheckAttempt("doi_batch", observation)  # type: ignore[arg-type]
+    assert attempt.purpose is AttemptPurpose.DOI_BATCH
+    with pytest.raises(ValueError, match="is not a valid AttemptPurpose"):
+        CheckAttempt("search", observation)  # type: ignore[arg-type]

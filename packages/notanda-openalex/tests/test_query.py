@@ -14,9 +14,9 @@ from notanda_openalex import (
     WORK_SELECT_FIELDS,
     WORK_TYPES,
     ErrorCode,
+    InputError,
     InputReason,
     SearchFilters,
-    SearchInputError,
     prepare_search,
     supplied_record,
 )
@@ -24,8 +24,8 @@ from notanda_openalex import (
 EMPTY_PAGE = {"meta": {"count": 0}, "results": []}
 
 
-def reject(query: Any = "q", limit: Any = 5, filters: Any = None) -> SearchInputError:
-    with pytest.raises(SearchInputError) as info:
+def reject(query: Any = "q", limit: Any = 5, filters: Any = None) -> InputError:
+    with pytest.raises(InputError) as info:
         prepare_search(query, limit, filters)
     assert info.value.code is ErrorCode.INVALID_ARGUMENTS
     return info.value
@@ -88,7 +88,7 @@ def test_error_message_never_echoes_input() -> None:
         {"query": "q", "filters": {"languages": [marker]}},
         {"query": "q", "filters": {"oa_status": [marker]}},
     ):
-        with pytest.raises(SearchInputError) as info:
+        with pytest.raises(InputError) as info:
             prepare_search(**kwargs)
         assert marker not in str(info.value)
         assert info.value.__cause__ is None
@@ -121,7 +121,7 @@ def test_query_hygiene(supplied: str, effective: str) -> None:
 
 @pytest.mark.parametrize("invisible", ["\u200b\u200b", "\ufeff", "\u202e\u202c", "\x00\x07"])
 def test_a_query_of_invisible_characters_is_empty_after_hygiene(invisible: str) -> None:
-    with pytest.raises(SearchInputError) as caught:
+    with pytest.raises(InputError) as caught:
         prepare_search(invisible)
     assert caught.value.reason.value == "empty_after_hygiene"
 

@@ -12,13 +12,13 @@ from notanda_openalex import (
     MAX_REFERENCES,
     MAX_REFERENCES_BYTES,
     ErrorCode,
+    InputError,
     InputReason,
     ParsedReferences,
     Reference,
     ReferenceAuthor,
     ReferenceFormat,
     ReferenceInputError,
-    SearchInputError,
     UnparsedReason,
     parse_references,
 )
@@ -521,7 +521,7 @@ def test_an_unknown_format_is_invalid_arguments(fmt: str) -> None:
         parse_references(APA, fmt)
     assert caught.value.code is ErrorCode.INVALID_ARGUMENTS
     assert (caught.value.field, caught.value.reason) == ("format", InputReason.INVALID_VALUE)
-    assert isinstance(caught.value, SearchInputError)
+    assert isinstance(caught.value, InputError)
     assert fmt not in str(caught.value) or fmt == ""
 
 

@@ -27,7 +27,7 @@ from notanda_openalex import (
     Capture,
     ConfigurationError,
     OpenAlexClient,
-    SearchResult,
+    ProviderResult,
     prepare_search,
 )
 from notanda_openalex._secrets import SECRET_NAMES, BodyLook, SecretScrubber
@@ -49,7 +49,7 @@ def scrubbed(value: Any, scrubber: SecretScrubber) -> tuple[Any, Any]:
     return parsed, scrubber.scrub_parsed(parsed, scrubber.look_at_body(body))
 
 
-def everything(result: SearchResult) -> list[str | bytes]:
+def everything(result: ProviderResult) -> list[str | bytes]:
     return [
         json.dumps(result.observation.record_fields(), ensure_ascii=False, default=str),
         stored_body(result.observation),

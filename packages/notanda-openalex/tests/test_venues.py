@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from notanda_openalex import Reference, ReferenceAuthor, ReferenceField, Verdict, Work
-from notanda_openalex._matching import VENUE_NAMES, compare, decide, venues_disagree
+from notanda_openalex._matching import VENUE_NAMES, compare, decide_by_title, venues_disagree
 from notanda_openalex._secrets import SecretScrubber
 from notanda_openalex._works import normalize_work
 
@@ -114,10 +114,10 @@ def test_a_correct_venue_stays_verified_and_a_wrong_one_is_caught(row: tuple[Any
     work = openalex_work(1, title, [*families, "Somebody Else"], year, theirs)
     right = reference(title, families, year, ours)
     assert compare(right, work, current_year=YEAR) == ()
-    assert decide(right, [work], current_year=YEAR).verdict is Verdict.VERIFIED
+    assert decide_by_title(right, [work], current_year=YEAR).verdict is Verdict.VERIFIED
     altered = reference(title, families, year, wrong)
     assert compare(altered, work, current_year=YEAR) == (ReferenceField.VENUE,)
-    decision = decide(altered, [work], current_year=YEAR)
+    decision = decide_by_title(altered, [work], current_year=YEAR)
     assert decision.verdict is Verdict.METADATA_MISMATCH
     assert decision.differs == (ReferenceField.VENUE,)
 

@@ -40,6 +40,7 @@ ALLOWED = frozenset(
         "check %s sealed but not logged: %s",
         "check %s cancelled by the client; sealed: %s",
         "check rejected before a record: %s",
+        "%s arguments rejected before a record: %s",
         "retrieval %s: %s",
         "stage %s for %s",
         "waiting up to %.1f s for %d search(es) in flight",

@@ -356,7 +356,10 @@ class NotandaServer:
         try:
             arguments = self._validators.check(params.name, params.arguments or {})
         except _Refusal as refusal:
-            LOGGER.info("search rejected before a record: %s", refusal.reason.value)
+            # The tool's name is one this server offers (checked above), never the client's text.
+            LOGGER.info(
+                "%s arguments rejected before a record: %s", params.name, refusal.reason.value
+            )
             return _result(
                 Reply(
                     {

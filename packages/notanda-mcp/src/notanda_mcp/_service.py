@@ -46,10 +46,10 @@ if TYPE_CHECKING:
     from notanda_openalex import (
         OpenAlexClient,
         ParsedReferences,
+        ProviderFailure,
+        ProviderResult,
         ReferenceCheck,
-        SearchFailure,
         SearchRequest,
-        SearchResult,
     )
 
 __all__ = [
@@ -322,7 +322,7 @@ class EvidenceService:
 
     def search(self, arguments: Mapping[str, Any], caller: Caller) -> Reply:
         """Run one search into a new record; see the module docstring for the order."""
-        from notanda_openalex import SearchInputError, prepare_search, supplied_record
+        from notanda_openalex import InputError, prepare_search, supplied_record
 
         started = time.monotonic()
         query, limit, filters = (
@@ -331,11 +331,11 @@ class EvidenceService:
             arguments.get("filters"),
         )
         request: SearchRequest | None = None
-        invalid: SearchInputError | None = None
+        invalid: InputError | None = None
         try:
             request = prepare_search(query, limit, filters)
             described = request.to_record()
-        except SearchInputError as exc:
+        except InputError as exc:
             invalid = exc
             described = {"supplied": supplied_record(query, limit, filters), "effective": None}
         fields = {
@@ -494,7 +494,7 @@ class EvidenceService:
             openalex: OpenAlexClient, evidence_id: str
         ) -> tuple[dict[str, Any], dict[str, Any]]:
             if parsed is None:
-                return _check_provider([], 0), _check_refusal(evidence_id, invalid)
+                return _not_run_check(None), _check_refusal(evidence_id, invalid)
             checked = parsed
             result = self._in_slot(
                 evidence_id,
@@ -504,7 +504,7 @@ class EvidenceService:
                     checked,
                     concurrency=self._check_concurrency,
                     deadline_s=left,
-                    too_deep=_body_too_deep,
+                    too_deep=_check_body_too_deep,
                     on_progress=on_progress,
                     cancelled=caller.cancelled,
                 ),
@@ -769,7 +769,9 @@ def _not_attempted() -> dict[str, Any]:
     """A search's ``provider.json`` when nothing was sent: the client's own record of no attempt."""
     from notanda_openalex import Capture, ProviderObservation
 
-    return ProviderObservation(capture=Capture.NOT_ATTEMPTED, attempt=None).record_fields()
+    return _for_writer(
+        ProviderObservation(capture=Capture.NOT_ATTEMPTED, attempt=None).record_fields()
+    )
 
 
 def _invalid_response(evidence_id: str, invalid: Any) -> dict[str, Any]:
@@ -783,19 +785,16 @@ def _invalid_response(evidence_id: str, invalid: Any) -> dict[str, Any]:
 
 
 def _from_result(
-    evidence_id: str, result: SearchResult | None, request: SearchRequest
+    evidence_id: str, result: ProviderResult | None, request: SearchRequest
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    from notanda_evidence import ParsedJSON
-
     response: dict[str, Any]
     if result is None:
         return _not_attempted(), _busy(evidence_id)
     observation = result.observation
-    provider = observation.record_fields()
-    provider["attempts"] = [_formatted_times(attempt) for attempt in provider["attempts"]]
+    fields = observation.record_fields()
     if observation.has_body:
-        # Parsed from a body _body_too_deep passed: it nests no deeper than that.
-        provider["observed_json"] = ParsedJSON(observation.body_json, _body_depth())
+        fields["observed_json"] = observation.body_json
+    provider = _for_writer(fields)
     if result.ok:
         response = {
             "content_notice": NOTICE,
@@ -813,8 +812,42 @@ def _from_result(
     return provider, response
 
 
+def _for_writer(fields: dict[str, Any]) -> dict[str, Any]:
+    """A provider record's values from notanda-openalex, in the form the evidence writer takes.
+
+    The one place a search's record (``ProviderObservation.record_fields``
+    plus its body) and a check's (``ReferenceCheck.record_fields``) are made
+    ready: each attempt's times formatted, each body (``observed_json``, at the
+    top of a search's record and in each attempt of a check's) wrapped.
+    """
+    record = _with_body_wrapped(fields, _SEARCH_BODY_LEVELS)
+    record["attempts"] = [
+        _with_body_wrapped(_formatted_times(attempt), _CHECK_BODY_LEVELS)
+        for attempt in fields["attempts"]
+    ]
+    return record
+
+
+def _with_body_wrapped(fields: dict[str, Any], levels: int) -> dict[str, Any]:
+    """*fields* with its ``observed_json``, if any, as parsed JSON the writer need not walk.
+
+    The body sits *levels* down in provider.json and passed :func:`_body_too_deep`
+    for those levels: it nests no deeper than :func:`_body_depth` says.
+    """
+    if "observed_json" not in fields:
+        return dict(fields)
+    from notanda_evidence import ParsedJSON
+
+    return {**fields, "observed_json": ParsedJSON(fields["observed_json"], _body_depth(levels))}
+
+
 def _formatted_times(attempt: dict[str, Any]) -> dict[str, Any]:
-    """An attempt's values with its aware times in the record's form (``format_timestamp``)."""
+    """An attempt's values with its aware times in the record's form (``format_timestamp``).
+
+    An entry of a check attempt that made no request has no times.
+    """
+    if "started_at" not in attempt:
+        return attempt
     return {
         **attempt,
         "finished_at": format_timestamp(attempt["finished_at"]),
@@ -822,7 +855,7 @@ def _formatted_times(attempt: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _failure_response(evidence_id: str, error: SearchFailure | None) -> dict[str, Any]:
+def _failure_response(evidence_id: str, error: ProviderFailure | None) -> dict[str, Any]:
     """The stored answer of a call that failed at the provider or its configuration."""
     failure = error.to_record() if error is not None else {"code": ToolError.PROVIDER_ERROR.value}
     return {
@@ -872,49 +905,20 @@ def _check_refusal(evidence_id: str, invalid: Any) -> dict[str, Any]:
     return response
 
 
-def _max_attempts(parsed: ParsedReferences) -> int:
-    """The most requests a check of *parsed* could make (``docs/evidence-format.md``, 2.6)."""
-    from notanda_openalex import MAX_DOIS_PER_REQUEST
+def _not_run_check(parsed: ParsedReferences | None) -> dict[str, Any]:
+    """A check's ``provider.json`` when it never ran (refused input, or no slot in time)."""
+    from notanda_openalex import ReferenceCheck
 
-    readable = [reference for reference in parsed if reference.parsed]
-    dois = {reference.lookup_doi for reference in readable if reference.lookup_doi is not None}
-    return -(-len(dois) // MAX_DOIS_PER_REQUEST) + len(readable)
-
-
-def _check_provider(attempts: list[dict[str, Any]], max_attempts: int) -> dict[str, Any]:
-    """A check's ``provider.json``: each attempt holds its own capture and body (spec 2.6)."""
-    return {
-        "attempts": attempts,
-        "max_attempts": max_attempts,
-        "pagination": False,
-        "provider": "openalex",
-    }
+    return _for_writer(ReferenceCheck.not_run_record_fields(parsed))
 
 
 def _from_check(
     evidence_id: str, check: ReferenceCheck | None, parsed: ParsedReferences
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``provider.json`` (one entry per request, each with its own body) and ``response.json``."""
-    from notanda_evidence import ParsedJSON
-
     if check is None:
-        return _check_provider([], _max_attempts(parsed)), _busy(evidence_id)
-    attempts: list[dict[str, Any]] = []
-    for attempt in check.attempts:
-        observation = attempt.observation
-        entry: dict[str, Any] = {
-            **(
-                {}
-                if observation.attempt is None
-                else _formatted_times(observation.attempt.to_record())
-            ),
-            "capture": observation.capture.value,
-            "purpose": attempt.purpose,
-        }
-        if observation.has_body:
-            entry["observed_json"] = ParsedJSON(observation.body_json)
-        attempts.append(entry)
-    provider = _check_provider(attempts, _max_attempts(parsed))
+        return _not_run_check(parsed), _busy(evidence_id)
+    provider = _for_writer(check.record_fields())
     if check.failure is not None:
         return provider, _failure_response(evidence_id, check.failure)
     response = {
@@ -927,20 +931,32 @@ def _from_check(
     return provider, response
 
 
-def _body_too_deep(body: bytes | bytearray) -> bool:
-    """The record's depth limit, for a body that provider.json holds one level down.
+#: How many levels of ``provider.json`` hold a body above it: a search's
+#: ``observed_json`` is a key of the top object; a check's, a key of an entry
+#: of its ``attempts`` list (the object, the list, the entry).
+_SEARCH_BODY_LEVELS = 1
+_CHECK_BODY_LEVELS = 3
+
+
+def _body_too_deep(body: bytes | bytearray, levels: int = _SEARCH_BODY_LEVELS) -> bool:
+    """The record's depth limit, for a body that provider.json holds *levels* down.
 
     Checked before the body is parsed, so that a body a sealed record could
     not hold is refused as ``provider_error`` ``too_deep`` and recorded as such.
     """
     from notanda_evidence.verify_file import json_depth_exceeds
 
-    return json_depth_exceeds(body if isinstance(body, bytes) else bytes(body), _body_depth())
+    return json_depth_exceeds(body if isinstance(body, bytes) else bytes(body), _body_depth(levels))
 
 
-def _body_depth() -> int:
-    """How deep a body may nest: provider.json's own object holds it one level down."""
-    return MAX_JSON_DEPTH - 1
+def _check_body_too_deep(body: bytes | bytearray) -> bool:
+    """:func:`_body_too_deep` for a body of a check's request, in its entry of ``attempts``."""
+    return _body_too_deep(body, _CHECK_BODY_LEVELS)
+
+
+def _body_depth(levels: int) -> int:
+    """How deep a body may nest when provider.json holds it *levels* down."""
+    return MAX_JSON_DEPTH - levels
 
 
 def _storage_failure(exc: Any, evidence_id: str | None) -> Reply:

@@ -13,21 +13,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ._errors import ErrorCode, ProviderReason
 from ._matching import (
     Decision,
     ReferenceField,
-    decide,
     decide_by_doi,
+    decide_by_title,
     title_query,
 )
 from ._observation import ProviderObservation
-from ._references import ParsedReferences, Reference
-from ._result import SearchFailure, SearchResult
+from ._references import ParsedReferences, Reference, UnparsedReason
+from ._result import ProviderFailure, ProviderResult
 from ._transport import Deadline
 from ._vocabulary import Verdict
 from ._works import WORK_SELECT_FIELDS, Work
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ._outcome import DepthCheck
 
 #: The client's one-GET path (``OpenAlexClient._send``): parameters in, result out.
-Send = Callable[..., SearchResult]
+Send = Callable[..., ProviderResult]
 
 __all__ = [
     "DEFAULT_CHECK_CONCURRENCY",
@@ -50,6 +50,7 @@ __all__ = [
     "CheckRun",
     "CheckedReference",
     "ReferenceCheck",
+    "ReferenceErrorCode",
     "ReferenceField",
     "UncheckedReason",
     "Verdict",
@@ -103,6 +104,15 @@ class UncheckedReason(StrEnum):
     DEADLINE_EXCEEDED = "deadline_exceeded"
 
 
+#: What :attr:`CheckedReference.error` holds. For ``unchecked``: the
+#: provider's :class:`ProviderReason`, an :class:`ErrorCode` (``configuration_error``
+#: when the configuration was refused, ``provider_error`` for a failure without
+#: a reason) or :attr:`UncheckedReason.DEADLINE_EXCEEDED`; for ``unparsed``: the
+#: reference's :class:`UnparsedReason`. Each is a ``StrEnum``: its value is the
+#: record's ``error`` string.
+ReferenceErrorCode: TypeAlias = ProviderReason | ErrorCode | UncheckedReason | UnparsedReason
+
+
 class WithheldReason(StrEnum):
     """Why a reference's identifier was not sent (:attr:`CheckedReference.identifier_withheld`)."""
 
@@ -141,12 +151,35 @@ def _withheld(reference: Reference) -> WithheldReason | None:
 class CheckAttempt:
     """One HTTP request of a check, recorded exactly like a search's."""
 
-    #: An :class:`AttemptPurpose` value: ``doi_batch`` or ``title``.
-    purpose: str
+    #: Why the request was made: a DOI batch or a title lookup (a ``str`` of
+    #: either value is accepted and converted).
+    purpose: AttemptPurpose
     #: The request and what came back: capture, attempt, ``body_json``.
     observation: ProviderObservation
     #: Why the request failed (its code, reason and ``retry_after_s``); None when it succeeded.
-    failure: SearchFailure | None = None
+    failure: ProviderFailure | None = None
+
+    def __post_init__(self) -> None:
+        # purpose used to be a plain string; one given still becomes the enum, for one release.
+        object.__setattr__(self, "purpose", AttemptPurpose(self.purpose))
+
+    def record_fields(self) -> dict[str, Any]:
+        """Return the attempt's entry in the check's provider record, as values.
+
+        Keys: those of :meth:`ProviderAttempt.to_record` (none when no request
+        was made; ``started_at`` and ``finished_at`` are aware datetimes), plus
+        ``purpose``, ``capture`` and, when :attr:`ProviderObservation.has_body`,
+        ``observed_json``: the body as a JSON value (shared, not copied).
+        """
+        observation = self.observation
+        entry: dict[str, Any] = {
+            **({} if observation.attempt is None else observation.attempt.to_record()),
+            "capture": observation.capture.value,
+            "purpose": self.purpose.value,
+        }
+        if observation.has_body:
+            entry["observed_json"] = observation.body_json
+        return entry
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,12 +198,12 @@ class CheckedReference:
     #: The matched work (for ``verified`` and ``metadata_mismatch``).
     work: Work | None
     #: 0-based index into :attr:`ReferenceCheck.attempts` of the attempt whose
-    #: body holds :attr:`work`; ``None`` when there is no work.
-    observation: int | None
-    #: For ``unchecked``: the provider's code (a :class:`ProviderReason` value
-    #: or ``configuration_error``) or ``deadline_exceeded``; for ``unparsed``:
-    #: the :class:`UnparsedReason` value; else ``None``.
-    error: str | None
+    #: body holds :attr:`work`; ``None`` when there is no work. The record's
+    #: key is ``observation``.
+    attempt_index: int | None
+    #: Why the reference is ``unchecked`` or ``unparsed`` (see
+    #: :data:`ReferenceErrorCode`); else ``None``.
+    error: ReferenceErrorCode | None
     #: Why the reference's DOI (or arXiv ID) was not sent in a DOI batch (a
     #: :class:`WithheldReason`); ``None`` when it was sent or there is none.
     identifier_withheld: WithheldReason | None = None
@@ -188,12 +221,17 @@ class CheckedReference:
             "differs": [name.value for name in self.differs],
             "retracted": self.retracted,
             "work": None if self.work is None else self.work.to_record(),
-            "observation": self.observation,
-            "error": self.error,
+            "observation": self.attempt_index,
+            "error": None if self.error is None else self.error.value,
             "identifier_withheld": (
                 None if self.identifier_withheld is None else self.identifier_withheld.value
             ),
         }
+
+    @property
+    def observation(self) -> int | None:
+        """Deprecated alias of :attr:`attempt_index`: kept for one release, then removed."""
+        return self.attempt_index
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +246,35 @@ class ReferenceCheck:
     attempts: tuple[CheckAttempt, ...]
     #: Set when the check failed as a whole (configuration refused, endpoint
     #: not allowed); every parsed reference is then ``unchecked``.
-    failure: SearchFailure | None = None
+    failure: ProviderFailure | None = None
+    #: The most requests this check could make: one per DOI batch it planned,
+    #: plus one title lookup per readable reference (``docs/evidence-format.md``,
+    #: 2.6). Also set when the check failed as a whole and made none.
+    max_attempts: int = field(kw_only=True)
+
+    def record_fields(self) -> dict[str, Any]:
+        """Return the check's provider record, as values.
+
+        Keys: ``provider``, ``pagination``, ``max_attempts`` and ``attempts``,
+        one :meth:`CheckAttempt.record_fields` per request in :attr:`attempts`
+        order, each with its own ``capture`` and body. The times are aware
+        datetimes and the bodies shared JSON values: the evidence writer's
+        caller formats the one and wraps the other, as for a search's
+        :meth:`ProviderObservation.record_fields`.
+        """
+        return _provider_fields(
+            [attempt.record_fields() for attempt in self.attempts], self.max_attempts
+        )
+
+    @staticmethod
+    def not_run_record_fields(parsed: ParsedReferences | None) -> dict[str, Any]:
+        """Return the provider record of a check that never ran: no attempt.
+
+        ``max_attempts`` is that of a check of *parsed* (the caller ran out of
+        time before the check could start), or 0 when *parsed* is None (the
+        input was refused before it was read).
+        """
+        return _provider_fields([], 0 if parsed is None else _max_attempts(parsed.references))
 
     def summary(self) -> dict[str, int]:
         """Return a count for every :class:`Verdict` value (0 when unused), in enum order."""
@@ -249,24 +315,26 @@ class _Task:
     limit: int
     #: Input positions (into the parsed references) served by this request.
     serves: tuple[int, ...]
-    result: SearchResult | None = None
+    result: ProviderResult | None = None
 
 
 @dataclass(slots=True)
 class _State:
     """The coordinator's view of a running check (touched by its thread only)."""
 
-    decided: dict[int, CheckedReference] = field(default_factory=dict)
-    #: Per matched reference: the task whose body holds its work.
-    matched: dict[int, _Task] = field(default_factory=dict)
+    #: Per decided reference: its entry, or for a matched one the task whose
+    #: body holds its work (the entry's attempt index is known at assembly).
+    decided: dict[int, CheckedReference | _Match] = field(default_factory=dict)
     done: list[_Task] = field(default_factory=list)
 
 
-def _batches(references: Sequence[Reference]) -> list[_Task]:
-    """Group the references that have a batch DOI, in input order, 50 DOIs a request.
+def _doi_batches(references: Sequence[Reference]) -> list[tuple[list[str], tuple[int, ...]]]:
+    """The DOI batches of a check: each one's DOIs and the input positions it serves.
 
-    A DOI that :func:`filter_safe` refuses is never one of them, so no DOI can
-    add alternatives or filters to a batch: at most 50 DOIs each, whatever the input.
+    The references that have a batch DOI, in input order, each distinct DOI
+    once, 50 DOIs a request. A DOI that :func:`filter_safe` refuses is never
+    one of them, so no DOI can add alternatives or filters to a batch: at most
+    50 DOIs each, whatever the input.
     """
     by_doi: dict[str, list[int]] = {}
     for position, reference in enumerate(references):
@@ -274,20 +342,45 @@ def _batches(references: Sequence[Reference]) -> list[_Task]:
         if doi is not None:
             by_doi.setdefault(doi, []).append(position)
     dois = list(by_doi)
-    tasks: list[_Task] = []
-    for number, start in enumerate(range(0, len(dois), MAX_DOIS_PER_REQUEST)):
+    batches: list[tuple[list[str], tuple[int, ...]]] = []
+    for start in range(0, len(dois), MAX_DOIS_PER_REQUEST):
         chunk = dois[start : start + MAX_DOIS_PER_REQUEST]
-        serves = tuple(sorted(position for doi in chunk for position in by_doi[doi]))
-        tasks.append(
-            _Task(
-                order=(0, number),
-                purpose=AttemptPurpose.DOI_BATCH,
-                params=doi_batch_params(chunk),
-                limit=DOI_BATCH_PER_PAGE,
-                serves=serves,
-            )
+        batches.append((chunk, tuple(sorted(p for doi in chunk for p in by_doi[doi]))))
+    return batches
+
+
+def _batches(references: Sequence[Reference]) -> list[_Task]:
+    """The requests of :func:`_doi_batches`, in their planned order."""
+    return [
+        _Task(
+            order=(0, number),
+            purpose=AttemptPurpose.DOI_BATCH,
+            params=doi_batch_params(dois),
+            limit=DOI_BATCH_PER_PAGE,
+            serves=serves,
         )
-    return tasks
+        for number, (dois, serves) in enumerate(_doi_batches(references))
+    ]
+
+
+def _max_attempts(references: Sequence[Reference]) -> int:
+    """The most requests a check of *references* can make (:attr:`ReferenceCheck.max_attempts`).
+
+    Every DOI batch :func:`_batches` plans, plus one title lookup for each
+    readable reference: a reference gets at most one, when it has no batch DOI
+    or its batch did not find it.
+    """
+    return len(_doi_batches(references)) + sum(1 for reference in references if reference.parsed)
+
+
+def _provider_fields(attempts: list[dict[str, Any]], max_attempts: int) -> dict[str, Any]:
+    """A check's provider record around its attempts' entries (spec 2.6)."""
+    return {
+        "attempts": attempts,
+        "max_attempts": max_attempts,
+        "pagination": False,
+        "provider": "openalex",
+    }
 
 
 def _title_task(position: int, reference: Reference) -> _Task | None:
@@ -307,8 +400,9 @@ def _entry(
     reference: Reference,
     verdict: Verdict,
     *,
-    error: str | None = None,
+    error: ReferenceErrorCode | None = None,
 ) -> CheckedReference:
+    """The entry of a reference decided without a work."""
     return CheckedReference(
         index=reference.index,
         key=reference.key,
@@ -316,22 +410,44 @@ def _entry(
         differs=(),
         retracted=None,
         work=None,
-        observation=None,
+        attempt_index=None,
         error=error,
+        identifier_withheld=_withheld(reference),
     )
 
 
 def _unparsed_entry(reference: Reference) -> CheckedReference:
-    reason = reference.unparsed_reason
-    return _entry(reference, Verdict.UNPARSED, error=None if reason is None else reason.value)
+    return _entry(reference, Verdict.UNPARSED, error=reference.unparsed_reason)
 
 
-def _error_code(failure: SearchFailure | None) -> str:
+def _error_code(failure: ProviderFailure | None) -> ReferenceErrorCode:
     if failure is None:
-        return ErrorCode.PROVIDER_ERROR.value
+        return ErrorCode.PROVIDER_ERROR
     if failure.reason is not None:
-        return failure.reason.value
-    return failure.code.value
+        return failure.reason
+    return failure.code
+
+
+@dataclass(frozen=True, slots=True)
+class _Match:
+    """A reference decided on a work: its entry is made once the attempt order is known."""
+
+    task: _Task
+    decision: Decision
+    work: Work
+
+    def entry(self, reference: Reference, attempt_index: int) -> CheckedReference:
+        return CheckedReference(
+            index=reference.index,
+            key=reference.key,
+            verdict=self.decision.verdict,
+            differs=self.decision.differs,
+            retracted=self.work.is_retracted,
+            work=self.work,
+            attempt_index=attempt_index,
+            error=None,
+            identifier_withheld=_withheld(reference),
+        )
 
 
 # ------------------------------------------------------------------- the run
@@ -409,7 +525,7 @@ class CheckRun:
 
     # ---- coordinator side
 
-    def _decide(self, position: int, entry: CheckedReference) -> None:
+    def _decide(self, position: int, entry: CheckedReference | _Match) -> None:
         self._state.decided[position] = entry
         if self._on_progress is not None:
             self._on_progress(len(self._state.decided), len(self._references))
@@ -422,42 +538,27 @@ class CheckRun:
                     _entry(
                         self._references[position],
                         Verdict.UNCHECKED,
-                        error=UncheckedReason.DEADLINE_EXCEEDED.value,
+                        error=UncheckedReason.DEADLINE_EXCEEDED,
                     ),
                 )
 
-    def _failed(self, task: _Task, result: SearchResult) -> None:
+    def _failed(self, task: _Task, result: ProviderResult) -> None:
         failure = result.error
         timed_out = (
             failure is not None
             and failure.reason is ProviderReason.TIMEOUT
             and (self._stopped or self._deadline.expired())
         )
-        code = UncheckedReason.DEADLINE_EXCEEDED.value if timed_out else _error_code(failure)
+        code = UncheckedReason.DEADLINE_EXCEEDED if timed_out else _error_code(failure)
         for position in task.serves:
             self._decide(
                 position, _entry(self._references[position], Verdict.UNCHECKED, error=code)
             )
 
     def _matched(self, position: int, task: _Task, decision: Decision, work: Work) -> None:
-        self._state.matched[position] = task
-        reference = self._references[position]
-        # The observation index is set at assembly, once the attempt order is known.
-        self._decide(
-            position,
-            CheckedReference(
-                index=reference.index,
-                key=reference.key,
-                verdict=decision.verdict,
-                differs=decision.differs,
-                retracted=work.is_retracted,
-                work=work,
-                observation=None,
-                error=None,
-            ),
-        )
+        self._decide(position, _Match(task, decision, work))
 
-    def _apply_doi_batch(self, task: _Task, result: SearchResult) -> list[_Task]:
+    def _apply_doi_batch(self, task: _Task, result: ProviderResult) -> list[_Task]:
         """Decide what the batch answered; return the title lookups it calls for."""
         by_doi: dict[str, list[Work]] = {}
         for work in result.works:
@@ -481,11 +582,11 @@ class CheckRun:
                 follow.append(title_task)
         return follow
 
-    def _apply_title(self, task: _Task, result: SearchResult) -> None:
+    def _apply_title(self, task: _Task, result: ProviderResult) -> None:
         (position,) = task.serves
         reference = self._references[position]
         works = result.works
-        decision = decide(reference, works, current_year=self._current_year)
+        decision = decide_by_title(reference, works, current_year=self._current_year)
         withheld_doi = reference.lookup_doi if _withheld(reference) is not None else None
         if withheld_doi is not None:
             # The DOI that could not be sent is still compared: a candidate
@@ -557,7 +658,7 @@ class CheckRun:
         index_of = {id(task): number for number, task in enumerate(sent)}
         attempts = tuple(
             CheckAttempt(
-                purpose=task.purpose.value,
+                purpose=task.purpose,
                 observation=task.result.observation,
                 failure=task.result.error,
             )
@@ -566,27 +667,32 @@ class CheckRun:
         )
         entries: list[CheckedReference] = []
         for position, reference in enumerate(self._references):
-            entry = self._state.decided.get(position)
-            if entry is None:  # pragma: no cover - every path decides every reference
-                entry = _entry(
-                    reference, Verdict.UNCHECKED, error=UncheckedReason.DEADLINE_EXCEEDED.value
+            decided = self._state.decided.get(position)
+            if decided is None:  # pragma: no cover - every path decides every reference
+                decided = _entry(
+                    reference, Verdict.UNCHECKED, error=UncheckedReason.DEADLINE_EXCEEDED
                 )
-            matched = self._state.matched.get(position)
-            if matched is not None:
-                entry = replace(entry, observation=index_of[id(matched)])
-            entries.append(replace(entry, identifier_withheld=_withheld(reference)))
-        return ReferenceCheck(references=tuple(entries), attempts=attempts)
+            if isinstance(decided, _Match):
+                decided = decided.entry(reference, index_of[id(decided.task)])
+            entries.append(decided)
+        return ReferenceCheck(
+            references=tuple(entries),
+            attempts=attempts,
+            max_attempts=_max_attempts(self._references),
+        )
 
 
-def refused_check(parsed: ParsedReferences, failure: SearchFailure) -> ReferenceCheck:
+def refused_check(parsed: ParsedReferences, failure: ProviderFailure) -> ReferenceCheck:
     """The check that failed as a whole: no attempt, every parsed reference ``unchecked``."""
     entries = tuple(
-        replace(
-            _entry(reference, Verdict.UNCHECKED, error=failure.code.value),
-            identifier_withheld=_withheld(reference),
-        )
+        _entry(reference, Verdict.UNCHECKED, error=failure.code)
         if reference.parsed
         else _unparsed_entry(reference)
         for reference in parsed.references
     )
-    return ReferenceCheck(references=entries, attempts=(), failure=failure)
+    return ReferenceCheck(
+        references=entries,
+        attempts=(),
+        failure=failure,
+        max_attempts=_max_attempts(parsed.references),
+    )

@@ -37,7 +37,7 @@ from ._observation import Capture, ProviderObservation
 from ._outcome import AttemptStart, DepthCheck, Exchange, result_from_exchange
 from ._query import SearchRequest
 from ._references import ParsedReferences
-from ._result import SearchFailure, SearchResult
+from ._result import ProviderFailure, ProviderResult
 from ._secrets import REDACTED, SecretScrubber
 from ._transport import PINNED_HOST, Deadline, PinnedTransport, default_ssl_context
 from ._version import __version__
@@ -260,11 +260,11 @@ class OpenAlexClient:
         *,
         deadline_s: float | None = None,
         too_deep: DepthCheck | None = None,
-    ) -> SearchResult:
+    ) -> ProviderResult:
         """Run one search: exactly one GET, no retry, no redirect, no pagination.
 
         Never raises for configuration, network or provider problems; those
-        come back as a failed :class:`SearchResult`.
+        come back as a failed :class:`ProviderResult`.
 
         Args:
             request: From :func:`prepare_search`.
@@ -349,7 +349,7 @@ class OpenAlexClient:
         if refused is None and not _is_pinned(httpx.URL(ENDPOINT)):
             refused = ConfigurationDetail.ENDPOINT_NOT_ALLOWED
         if refused is not None:
-            failure = SearchFailure(code=ErrorCode.CONFIGURATION_ERROR, detail=refused)
+            failure = ProviderFailure(code=ErrorCode.CONFIGURATION_ERROR, detail=refused)
             return refused_check(parsed, failure)
         return CheckRun(
             self._send,
@@ -371,7 +371,7 @@ class OpenAlexClient:
         total_s: float,
         too_deep: DepthCheck | None,
         watch: Callable[[Deadline], None] | None = None,
-    ) -> SearchResult:
+    ) -> ProviderResult:
         """Send one GET to :data:`ENDPOINT` and turn what came back into a result.
 
         The one path from parameters to a :class:`ProviderObservation`, shared
@@ -442,13 +442,13 @@ class OpenAlexClient:
             self._ssl_context = default_ssl_context()
         return self._ssl_context
 
-    def _refusal(self, detail: ConfigurationDetail) -> SearchResult:
-        return SearchResult(
+    def _refusal(self, detail: ConfigurationDetail) -> ProviderResult:
+        return ProviderResult(
             ok=False,
             works=[],
             total_count=None,
             skipped_count=0,
-            error=SearchFailure(code=ErrorCode.CONFIGURATION_ERROR, detail=detail),
+            error=ProviderFailure(code=ErrorCode.CONFIGURATION_ERROR, detail=detail),
             observation=ProviderObservation(capture=Capture.NOT_ATTEMPTED, attempt=None),
         )
 

@@ -17,6 +17,7 @@ __all__ = [
     "ConfigurationDetail",
     "ConfigurationError",
     "ErrorCode",
+    "InputError",
     "InputReason",
     "OpenAlexError",
     "ProviderReason",
@@ -199,8 +200,12 @@ class OpenAlexError(Exception):
     code: ErrorCode
 
 
-class SearchInputError(OpenAlexError):
-    """An argument to :func:`~notanda_openalex.prepare_search` was rejected.
+class InputError(OpenAlexError):
+    """An argument was rejected before any request: code ``invalid_arguments``.
+
+    Raised by :func:`~notanda_openalex.prepare_search` for a search's
+    arguments, and as its subclass :class:`ReferenceInputError` by
+    :func:`~notanda_openalex.parse_references` for a check's.
 
     The message names the field and the reason only; it never repeats the input.
 
@@ -239,10 +244,10 @@ class ConfigurationError(OpenAlexError):
         self.problem = problem
 
 
-class ReferenceInputError(SearchInputError):
+class ReferenceInputError(InputError):
     """An argument to :func:`~notanda_openalex.parse_references` was rejected.
 
-    A :class:`SearchInputError` (code ``invalid_arguments``), so that a caller
+    An :class:`InputError` (code ``invalid_arguments``), so that a caller
     handling one invalid argument handles both. The message names the field,
     the reason and, for a limit, the limit; it never repeats the input.
 
@@ -257,3 +262,8 @@ class ReferenceInputError(SearchInputError):
         if limit is not None:
             unit = "UTF-8 bytes" if reason is InputReason.TOO_LONG else "references"
             self.args = (f"invalid argument {field}: {reason.value} (at most {limit} {unit})",)
+
+
+#: Deprecated alias of :class:`InputError` (it serves a check's arguments too):
+#: kept for one release, then removed.
+SearchInputError = InputError

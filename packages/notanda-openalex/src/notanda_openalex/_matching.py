@@ -29,7 +29,8 @@ __all__ = [
     "Decision",
     "ReferenceField",
     "compare",
-    "decide",
+    "decide_by_doi",
+    "decide_by_title",
     "normalize_text",
     "title_query",
     "title_score",
@@ -736,7 +737,7 @@ def _abbreviates(short: tuple[str, ...], full: tuple[str, ...]) -> bool:
     )
 
 
-def _initials(short: tuple[str, ...], full: tuple[str, ...]) -> bool:
+def _is_initialism(short: tuple[str, ...], full: tuple[str, ...]) -> bool:
     """*short* is one word made of the initials of *full* (``JMLR``)."""
     return len(short) == 1 and len(full) >= 2 and short[0] == "".join(word[0] for word in full)
 
@@ -772,7 +773,7 @@ def _names_agree(ours: _Venue, theirs: _Venue) -> bool:
             continue
         if _abbreviates(short.core, full.core) or _abbreviates(short.plain, full.plain):
             return True
-        if _initials(short.core, full.core):
+        if _is_initialism(short.core, full.core):
             return True
         if any(short.core == head or _abbreviates(short.core, head) for head in full.heads):
             return True
@@ -878,7 +879,8 @@ class Decision:
     """The verdict on one reference and the work it rests on."""
 
     verdict: Verdict
-    #: Index of the chosen work in the candidates given to :func:`decide`.
+    #: Index of the chosen work in the candidates given to :func:`decide_by_title`
+    #: (or :func:`decide_by_doi`).
     chosen: int | None = None
     differs: tuple[ReferenceField, ...] = ()
 
@@ -925,7 +927,9 @@ def decide_by_doi(reference: Reference, works: Sequence[Work], *, current_year: 
     return _best(reference, works, list(range(len(works))), current_year=current_year)
 
 
-def decide(reference: Reference, candidates: Sequence[Work], *, current_year: int) -> Decision:
+def decide_by_title(
+    reference: Reference, candidates: Sequence[Work], *, current_year: int
+) -> Decision:
     """Decide a reference from the candidates of its title lookup.
 
     Candidates whose title agrees (:func:`titles_agree`) are matches: the

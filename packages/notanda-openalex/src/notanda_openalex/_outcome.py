@@ -1,4 +1,4 @@
-"""From what the network layer observed to a :class:`SearchResult`. Pure.
+"""From what the network layer observed to a :class:`ProviderResult`. Pure.
 
 :func:`result_from_exchange` is a function of the status, headers, body bytes,
 the time and the secrets: no I/O. It looks at the body's bytes once for
@@ -26,7 +26,7 @@ from ._errors import ErrorCode, ProviderReason
 from ._observation import PROVENANCE_HEADERS, Capture, ProviderAttempt, ProviderObservation
 from ._query import SearchRequest
 from ._ratelimit import classify_429, parse_retry_after
-from ._result import SearchFailure, SearchResult
+from ._result import ProviderFailure, ProviderResult
 from ._secrets import BodyLook, SecretScrubber
 from ._works import Work, normalize_work
 
@@ -161,7 +161,7 @@ def result_from_exchange(
     scrubber: SecretScrubber,
     now: datetime,
     too_deep: DepthCheck | None = None,
-) -> SearchResult:
+) -> ProviderResult:
     """Build the result and observation of one exchange.
 
     Args:
@@ -231,9 +231,9 @@ def result_from_exchange(
         page = _works(value, limit, scrubber)
         reason = None if page is not None else ProviderReason.UNEXPECTED_SHAPE
 
-    failure: SearchFailure | None = None
+    failure: ProviderFailure | None = None
     if reason is not None:
-        failure = SearchFailure(
+        failure = ProviderFailure(
             code=ErrorCode.PROVIDER_ERROR,
             reason=reason,
             http_status=status,
@@ -260,7 +260,7 @@ def result_from_exchange(
         body_json=value if capture is Capture.PARSED_JSON else None,
     )
     if failure is not None or page is None:
-        return SearchResult(
+        return ProviderResult(
             ok=False,
             works=[],
             total_count=None,
@@ -268,7 +268,7 @@ def result_from_exchange(
             error=failure,
             observation=observation,
         )
-    return SearchResult(
+    return ProviderResult(
         ok=True,
         works=page.works,
         total_count=page.total,
@@ -289,7 +289,7 @@ def result_from_body(
     url: str = "",
     request_headers: Mapping[str, str] | None = None,
     too_deep: DepthCheck | None = None,
-) -> SearchResult:
+) -> ProviderResult:
     """Run the body-to-result path on a complete decoded body, without HTTP.
 
     This is exactly what :meth:`OpenAlexClient.search` does once the body is

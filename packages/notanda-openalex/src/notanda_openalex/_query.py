@@ -17,7 +17,7 @@ from harvester.vocabulary import normalize_languages
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from ._errors import InputReason, SearchInputError
+from ._errors import InputError, InputReason
 from ._text import replace_lone_surrogates, sanitize_query
 from ._vocabulary import (
     DEFAULT_LIMIT,
@@ -58,7 +58,7 @@ class SearchFilters(BaseModel):
 
     Values are validated strictly (a bool is not a year, a tuple is not a list)
     and canonicalised: lists are sorted, language codes lower-cased. Pass a plain
-    mapping to :func:`prepare_search` to get a :class:`SearchInputError` instead
+    mapping to :func:`prepare_search` to get an :class:`InputError` instead
     of a pydantic ``ValidationError``.
     """
 
@@ -212,17 +212,17 @@ _VALIDATION_REASONS: dict[str, InputReason] = {
 }
 
 
-def _input_error(exc: ValidationError) -> SearchInputError:
+def _input_error(exc: ValidationError) -> InputError:
     error = exc.errors(include_input=False, include_url=False)[0]
     reason = _VALIDATION_REASONS.get(error["type"], InputReason.INVALID_VALUE)
     location = error["loc"]
     if reason is InputReason.FROM_AFTER_TO:
-        return SearchInputError("filters.to_year", reason)
+        return InputError("filters.to_year", reason)
     name = location[0] if location else None
     # An unknown key is the caller's text: the field is reported as "filters".
     if isinstance(name, str) and name in SearchFilters.model_fields:
-        return SearchInputError(f"filters.{name}", reason)
-    return SearchInputError("filters", reason)
+        return InputError(f"filters.{name}", reason)
+    return InputError("filters", reason)
 
 
 def _filters(filters: SearchFilters | Mapping[str, Any] | None) -> SearchFilters | None:
@@ -237,7 +237,7 @@ def _filters(filters: SearchFilters | Mapping[str, Any] | None) -> SearchFilters
             # Not chained: pydantic's message repeats the input.
             raise _input_error(exc) from None
     else:
-        raise SearchInputError("filters", InputReason.NOT_AN_OBJECT)
+        raise InputError("filters", InputReason.NOT_AN_OBJECT)
     return None if model.is_empty() else model
 
 
@@ -270,23 +270,23 @@ def prepare_search(
         The frozen request, recording the supplied arguments and the effective request.
 
     Raises:
-        SearchInputError: An argument was rejected; ``field`` and ``reason`` say
+        InputError: An argument was rejected; ``field`` and ``reason`` say
             which and why, and the message never repeats the input.
     """
     if not isinstance(query, str):
-        raise SearchInputError("query", InputReason.NOT_A_STRING)
+        raise InputError("query", InputReason.NOT_A_STRING)
     stripped = query.strip()
     if not stripped:
-        raise SearchInputError("query", InputReason.EMPTY)
+        raise InputError("query", InputReason.EMPTY)
     if len(stripped) > MAX_QUERY_LENGTH:
-        raise SearchInputError("query", InputReason.TOO_LONG)
+        raise InputError("query", InputReason.TOO_LONG)
     effective_query = sanitize_query(stripped)
     if not effective_query:
-        raise SearchInputError("query", InputReason.EMPTY_AFTER_HYGIENE)
+        raise InputError("query", InputReason.EMPTY_AFTER_HYGIENE)
     if isinstance(limit, bool) or not isinstance(limit, int):
-        raise SearchInputError("limit", InputReason.NOT_AN_INTEGER)
+        raise InputError("limit", InputReason.NOT_AN_INTEGER)
     if not 1 <= limit <= MAX_LIMIT:
-        raise SearchInputError("limit", InputReason.OUT_OF_RANGE)
+        raise InputError("limit", InputReason.OUT_OF_RANGE)
     effective_filters = _filters(filters)
     core_query = _core_query(effective_query, effective_filters)
     filter_string: str = core_query.filter_string()

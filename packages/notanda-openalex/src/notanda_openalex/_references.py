@@ -556,7 +556,7 @@ def _people(
         inverted = _FAMILY_INITIALS.fullmatch(written) if family_initials else None
         if inverted is not None:
             family = _clean(inverted.group("family"))
-            given = _initials(" ".join(re.findall(r"[A-Z]", inverted.group("initials"))))
+            given = _dotted_initials(" ".join(re.findall(r"[A-Z]", inverted.group("initials"))))
             if family:
                 authors.append(
                     ReferenceAuthor(text=_clean(written) or family, family=family, given=given)
@@ -1342,7 +1342,7 @@ def _text_authors(text: str, *, inverted_first: bool = False) -> tuple[list[Refe
             and _INITIALS.match(following + ".")
             and not _INITIALS.match(token + ".")
         ):
-            given = _initials(following)
+            given = _dotted_initials(following)
             authors.append(ReferenceAuthor(text=f"{token}, {given}", family=token, given=given))
             position += 2
             continue
@@ -1359,7 +1359,8 @@ def _text_authors(text: str, *, inverted_first: bool = False) -> tuple[list[Refe
     return authors, truncated
 
 
-def _initials(text: str) -> str:
+def _dotted_initials(text: str) -> str:
+    """Initials as a given name is written: each letter group ends with a full stop (``J. R.``)."""
     return " ".join(part if part.endswith(".") else part + "." for part in text.split())
 
 

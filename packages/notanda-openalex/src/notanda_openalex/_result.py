@@ -1,4 +1,8 @@
-"""The outcome of one search: works, or a failure, plus the provider observation."""
+"""The outcome of one request to OpenAlex: works, or a failure, plus the provider observation.
+
+A search is one such request; a reference check makes several
+(:attr:`CheckAttempt.failure` is a :class:`ProviderFailure` too).
+"""
 
 from __future__ import annotations
 
@@ -10,11 +14,14 @@ from ._errors import ConfigurationDetail, ErrorCode, ProviderReason
 from ._observation import ProviderObservation
 from ._works import Work
 
-__all__ = ["SearchFailure", "SearchResult"]
+__all__ = ["ProviderFailure", "ProviderResult", "SearchFailure", "SearchResult"]
 
 
-class SearchFailure(BaseModel):
-    """Why a search returned no works."""
+class ProviderFailure(BaseModel):
+    """Why a request to OpenAlex (a search, or one of a check's) returned no works.
+
+    Also why a check failed as a whole (:attr:`ReferenceCheck.failure`).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -42,8 +49,8 @@ class SearchFailure(BaseModel):
         }
 
 
-class SearchResult(BaseModel):
-    """The result of :meth:`OpenAlexClient.search`."""
+class ProviderResult(BaseModel):
+    """The result of one request to OpenAlex: :meth:`OpenAlexClient.search`'s, or a check's."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -54,7 +61,7 @@ class SearchResult(BaseModel):
     total_count: int | None
     #: Entries of ``results`` (within the limit) dropped because they had no valid work ID.
     skipped_count: int = 0
-    error: SearchFailure | None
+    error: ProviderFailure | None
     observation: ProviderObservation
 
     def to_record(self) -> dict[str, Any]:
@@ -66,3 +73,9 @@ class SearchResult(BaseModel):
             "skipped_count": self.skipped_count,
             "error": None if self.error is None else self.error.to_record(),
         }
+
+
+#: Deprecated alias of :class:`ProviderFailure`: kept for one release, then removed.
+SearchFailure = ProviderFailure
+#: Deprecated alias of :class:`ProviderResult`: kept for one release, then removed.
+SearchResult = ProviderResult

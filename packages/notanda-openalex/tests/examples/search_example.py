@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from notanda_openalex import OpenAlexClient, SearchInputError, prepare_search
+from notanda_openalex import InputError, OpenAlexClient, prepare_search
 
 
 def main(client: OpenAlexClient) -> int:
@@ -16,7 +16,7 @@ def main(client: OpenAlexClient) -> int:
             limit=3,
             filters={"from_year": 2015, "oa_status": ["gold", "diamond", "green"]},
         )
-    except SearchInputError as exc:
+    except InputError as exc:
         print(f"rejected {exc.field}: {exc.reason}")
         return 2
     print(f"searching for: {request.effective.query}")
