@@ -23,6 +23,7 @@ unreadable file or input the check refuses; 130 after Ctrl-C.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import signal
 import sys
@@ -31,20 +32,30 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-import notanda_evidence
+import notanda_evidence as evidence
+import notanda_openalex as openalex
 from notanda_evidence.verify_file import NOTICE, printable, printable_json
-from notanda_openalex._vocabulary import Verdict
 
 from . import _usage
+from ._check_run import (
+    FREE_DAILY_CREDITS,
+    Plan,
+    RunOutcome,
+    Selection,
+    StopReason,
+    new_run_id,
+    plan,
+    run_parts,
+    select,
+)
 from ._codes import AnswerStatus, ToolError
 from ._schemas import VERDICTS
+from ._service import Caller, EvidenceService, command_line_remedy
 from ._usage import UsageParser, _Usage, check_configuration, resolve_evidence_dir
 
 if TYPE_CHECKING:
     import httpx
     from notanda_openalex import Citations, ParsedReferences
-
-    from ._check_run import Plan, RunOutcome, Selection
 
 EXIT_VERIFIED = 0
 #: Any reference is ``metadata_mismatch``, ``not_found``, ``ambiguous`` or
@@ -69,21 +80,22 @@ REPORT_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md
 EXIT_BROKEN_PIPE = _usage.EXIT_BROKEN_PIPE
 
 #: The verdicts that make the exit code 1.
-_FINDINGS = (Verdict.METADATA_MISMATCH, Verdict.NOT_FOUND, Verdict.AMBIGUOUS, Verdict.UNPARSED)
+_FINDINGS = (
+    openalex.Verdict.METADATA_MISMATCH,
+    openalex.Verdict.NOT_FOUND,
+    openalex.Verdict.AMBIGUOUS,
+    openalex.Verdict.UNPARSED,
+)
 _VERDICT_WIDTH = max(len(verdict) for verdict in VERDICTS)
 
 
 def parser() -> argparse.ArgumentParser:
     """The argument parser of ``notanda-mcp check-references``."""
-    from notanda_openalex import MAX_REFERENCES, ReferenceFormat
-
-    from ._check_run import FREE_DAILY_CREDITS
-
     built = UsageParser(
         prog="notanda-mcp check-references",
         description="Check every reference of a bibliography file against OpenAlex, as the "
         "check_references tool does, in parts of at most "
-        f"{MAX_REFERENCES} references, each into one sealed evidence record.",
+        f"{openalex.MAX_REFERENCES} references, each into one sealed evidence record.",
         epilog="Exit codes: 0 every reference verified, 1 a metadata_mismatch, not_found, "
         "ambiguous or unparsed reference or a cited key missing, 2 usage or empty input, "
         "3 some unchecked and nothing else wrong, 4 a part failed as a whole, 130 Ctrl-C. "
@@ -99,8 +111,8 @@ def parser() -> argparse.ArgumentParser:
     )
     built.add_argument(
         "--format",
-        default=ReferenceFormat.AUTO.value,
-        choices=[member.value for member in ReferenceFormat],
+        default=openalex.ReferenceFormat.AUTO.value,
+        choices=[member.value for member in openalex.ReferenceFormat],
         help="how the bibliography is written (default: auto)",
     )
     built.add_argument(
@@ -181,18 +193,16 @@ def _citations(names: Sequence[str]) -> list[Citations]:
     Raises:
         _Usage: A file cannot be read, is not UTF-8, or is of no kind known.
     """
-    from notanda_openalex import MAX_CITATION_BYTES, CitationError, citation_source, read_citations
-
     found = []
     for name in names:
         try:
-            kind = citation_source(name)
-        except CitationError as exc:
+            kind = openalex.citation_source(name)
+        except openalex.CitationError as exc:
             raise _Usage(f"--cited-in {name}: {exc}") from None
-        text = _decoded(name, _read_bytes(name, MAX_CITATION_BYTES), "manuscript")
+        text = _decoded(name, _read_bytes(name, openalex.MAX_CITATION_BYTES), "manuscript")
         try:
-            found.append(read_citations(text, kind))
-        except CitationError as exc:
+            found.append(openalex.read_citations(text, kind))
+        except openalex.CitationError as exc:
             raise _Usage(f"--cited-in {name}: {exc}") from None
     return found
 
@@ -253,7 +263,7 @@ def exit_code(content: Mapping[str, Any]) -> int:
     summary = content.get("summary") or {}
     if any(summary.get(verdict) for verdict in _FINDINGS):
         return EXIT_FINDINGS
-    if summary.get(Verdict.UNCHECKED):
+    if summary.get(openalex.Verdict.UNCHECKED):
         return EXIT_UNCHECKED
     return EXIT_VERIFIED
 
@@ -287,7 +297,7 @@ def _entries(
                     "key": parsed[position].key,
                     "observation": None,
                     "retracted": None,
-                    "verdict": Verdict.UNCHECKED.value,
+                    "verdict": openalex.Verdict.UNCHECKED.value,
                     "work": None,
                 }
             entry["index"] = position
@@ -302,15 +312,13 @@ def _entries(
 
 
 def _run_exit(counts: Mapping[str, int], failed: bool, missing: bool, outcome: RunOutcome) -> int:
-    from ._check_run import StopReason
-
     if outcome.stopped is StopReason.INTERRUPTED:
         return EXIT_INTERRUPTED
     if failed:
         return EXIT_FAILED
     if missing or any(counts.get(verdict) for verdict in _FINDINGS):
         return EXIT_FINDINGS
-    if counts.get(Verdict.UNCHECKED):
+    if counts.get(openalex.Verdict.UNCHECKED):
         return EXIT_UNCHECKED
     return EXIT_VERIFIED
 
@@ -348,8 +356,6 @@ def _part_json(part: Any) -> dict[str, Any]:
 
 
 def _stop_text(outcome: RunOutcome, count: int) -> str | None:
-    from ._check_run import StopReason
-
     if outcome.stopped is None:
         return None
     last = outcome.parts[-1].number if outcome.parts else 0
@@ -446,7 +452,7 @@ def _print_run(document: Mapping[str, Any], out: TextIO) -> None:
         file=out,
     )
     for entry in document["references"]:
-        if entry.get("verdict") != Verdict.VERIFIED:
+        if entry.get("verdict") != openalex.Verdict.VERIFIED:
             print(reference_line(entry), file=out)
     for key in document["missing_entry"]:
         print(
@@ -497,7 +503,7 @@ def _write_report(
     """
     fmt = REPORT_FORMATS[path.suffix.lower()]
     try:
-        text = notanda_evidence.build_report(
+        text = evidence.build_report(
             list(receipts), root, fmt, receipts=receipts, file_name=file_name
         )
         partial = path.with_name(path.name + ".partial")
@@ -518,12 +524,6 @@ def main(
 
     *transport* and *env* are the test seam, as for ``build_server``.
     """
-    import hashlib
-
-    from notanda_openalex import ReferenceInputError, read_references
-
-    from ._check_run import new_run_id, plan, run_parts, select
-
     args = parser().parse_args(list(argv))
     try:
         root = resolve_evidence_dir(args.evidence_dir, create=True, relative=True)
@@ -534,15 +534,13 @@ def main(
     except _Usage as exc:
         print(f"notanda-mcp check-references: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    from ._service import Caller, EvidenceService
-
     service = EvidenceService(root, transport=transport, env=env)
     try:
-        parsed = read_references(text, args.format)
+        parsed = openalex.read_references(text, args.format)
     except KeyboardInterrupt:
         print("\ninterrupted while reading FILE: no record made, nothing sent", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except ReferenceInputError:
+    except openalex.ReferenceInputError:
         # Refused as the tool refuses it, into its own record.
         reply = service.check({"references": text, "format": args.format}, Caller())
         _print_refusal(reply.content, sys.stdout, args.json)
@@ -634,8 +632,6 @@ def main(
 
 def _at_a_prompt(remedy: object) -> object:
     """A remedy as said to a person at a prompt, in command-line words, not a client's."""
-    from ._service import command_line_remedy
-
     return command_line_remedy(remedy) if isinstance(remedy, str) else remedy
 
 

@@ -22,18 +22,17 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from notanda_openalex import MAX_REFERENCES
-from notanda_openalex._vocabulary import Verdict
+import notanda_openalex as openalex
+from notanda_evidence.verify_file import format_timestamp
 
 from ._codes import AnswerStatus
+from ._service import Caller, EvidenceService
 
 if TYPE_CHECKING:
     from notanda_openalex import Citations, ParsedReferences, Reference, ReferenceCheck
 
-    from ._service import Caller, EvidenceService
-
 #: References per part: the check tool's own limit of one call.
-PART_SIZE = MAX_REFERENCES
+PART_SIZE = openalex.MAX_REFERENCES
 #: Credits of one DOI batch (a list request) and of one title lookup (priced
 #: as a search), as ``docs/reference-checking.md`` counts them.
 DOI_BATCH_CREDITS = 1
@@ -157,11 +156,9 @@ class Plan:
 
 def _part_cost(references: Sequence[Reference]) -> tuple[int, int, int]:
     """``(max requests, planned credits, credits at most)`` of one part."""
-    from notanda_openalex import MAX_DOIS_PER_REQUEST
-
     readable = [reference for reference in references if reference.parsed]
     dois = {reference.lookup_doi for reference in readable if reference.lookup_doi is not None}
-    batches = -(-len(dois) // MAX_DOIS_PER_REQUEST)
+    batches = -(-len(dois) // openalex.MAX_DOIS_PER_REQUEST)
     titles = sum(1 for reference in readable if reference.lookup_doi is None)
     return (
         batches + len(readable),
@@ -189,9 +186,7 @@ def plan(parsed: ParsedReferences, selection: Selection) -> Plan:
 
 def part_references(parsed: ParsedReferences, positions: Sequence[int]) -> ParsedReferences:
     """The references of one part, numbered from 0 (``index`` is the position in the part)."""
-    from notanda_openalex import ParsedReferences
-
-    return ParsedReferences(
+    return openalex.ParsedReferences(
         format=parsed.format,
         detected=parsed.detected,
         references=tuple(
@@ -219,8 +214,6 @@ class Limit:
 
 def provider_limit(check: ReferenceCheck | None) -> Limit:
     """What a part's requests say of the provider's limits (``docs/reference-checking.md``)."""
-    from notanda_openalex import ProviderReason
-
     if check is None:
         return Limit(None)
     waits: list[float] = []
@@ -228,9 +221,9 @@ def provider_limit(check: ReferenceCheck | None) -> Limit:
         failure = attempt.failure
         if failure is None:
             continue
-        if failure.reason is ProviderReason.BUDGET_EXHAUSTED:
+        if failure.reason is openalex.ProviderReason.BUDGET_EXHAUSTED:
             return Limit(StopReason.BUDGET, retry_after_s=failure.retry_after_s)
-        if failure.reason is ProviderReason.RATE_LIMITED:
+        if failure.reason is openalex.ProviderReason.RATE_LIMITED:
             # No Retry-After: the remedy's minute.
             waits.append(LONG_WAIT_S if failure.retry_after_s is None else failure.retry_after_s)
     if not waits:
@@ -290,8 +283,6 @@ def run_parts(
     always says why it stopped. *on_progress* gets ``(references done,
     parts done, not verified so far)``.
     """
-    from ._service import Caller
-
     outcome = RunOutcome(run_id=str(run["run_id"]))
     count = len(the_plan.parts)
     done = not_verified = 0
@@ -341,7 +332,7 @@ def run_parts(
         not_verified += sum(
             1
             for entry in content.get("references") or []
-            if isinstance(entry, dict) and entry.get("verdict") != Verdict.VERIFIED
+            if isinstance(entry, dict) and entry.get("verdict") != openalex.Verdict.VERIFIED
         )
         if content.get("status") != AnswerStatus.OK:
             not_verified += len(positions) - len(content.get("references") or [])
@@ -366,13 +357,9 @@ def run_parts(
 
 
 def _later(start: dt.datetime, seconds: float) -> str:
-    from notanda_evidence.verify_file import format_timestamp
-
     return str(format_timestamp(start + dt.timedelta(seconds=seconds)))
 
 
 def _next_midnight(start: dt.datetime) -> str:
-    from notanda_evidence.verify_file import format_timestamp
-
     tomorrow = (start + dt.timedelta(days=1)).date()
     return str(format_timestamp(dt.datetime.combine(tomorrow, dt.time(), tzinfo=dt.UTC)))

@@ -25,6 +25,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from notanda_evidence.verify_file import printable, quiet_broken_pipe, unknown_command
+
+from ._logging import configure_logging
+from ._stamper import check_timestamp_url, load_tsa_ca, parse_every
 from ._usage import (
     EXIT_OK,
     EXIT_USAGE,
@@ -35,6 +39,11 @@ from ._usage import (
     resolve_evidence_dir,
 )
 from ._version import __version__
+
+# Each command's own module (``_server``, ``_doctor``, ``_check_cli``, ``_demo``)
+# is imported only once the command is chosen, in ``_main``: the server's
+# start-up loads none of the others' code, and no command loads the MCP SDK
+# before its arguments are checked (the module docstring's promise).
 
 #: The subcommands beside the server itself, each with its one-line help.
 COMMANDS = {
@@ -164,15 +173,13 @@ def _demo_parser() -> argparse.ArgumentParser:
 
 
 def _check_references_parser() -> argparse.ArgumentParser:
-    from ._check_cli import parser
+    from ._check_cli import parser  # noqa: PLC0415 - lazy, see the imports
 
     return parser()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``notanda-mcp`` and return its exit code (141, quietly, if its output was closed)."""
-    from notanda_evidence.verify_file import quiet_broken_pipe
-
     return quiet_broken_pipe(lambda: _main(argv))
 
 
@@ -180,11 +187,9 @@ def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and not args_list[0].startswith("-") and args_list[0] not in COMMANDS:
         # The server takes no positional argument: a word here is a mistyped command.
-        from notanda_evidence.verify_file import unknown_command
-
         _server_parser().error(unknown_command(args_list[0], list(COMMANDS)))
     if args_list[:1] == ["doctor"]:
-        from ._doctor import run_doctor
+        from ._doctor import run_doctor  # noqa: PLC0415 - lazy, see the imports
 
         doctor_args = _doctor_parser().parse_args(args_list[1:])
         return run_doctor(
@@ -194,16 +199,14 @@ def _main(argv: Sequence[str] | None) -> int:
             tsa_ca=doctor_args.tsa_ca,
         )
     if args_list[:1] == ["check-references"]:
-        from ._check_cli import main as check_references
+        from ._check_cli import main as check_references  # noqa: PLC0415 - lazy, see the imports
 
         return check_references(args_list[1:])
     if args_list[:1] == ["demo"]:
-        from ._demo import run_demo
+        from ._demo import run_demo  # noqa: PLC0415 - lazy, see the imports
 
         return run_demo(_demo_parser().parse_args(args_list[1:]).directory)
     args = _server_parser().parse_args(args_list)
-    from ._logging import configure_logging
-
     configure_logging(args.log_level)
     try:
         if args.search_slots < 1:
@@ -213,11 +216,9 @@ def _main(argv: Sequence[str] | None) -> int:
         root = resolve_evidence_dir(args.evidence_dir, create=True)
         check_configuration()
     except _Usage as exc:
-        from notanda_evidence.verify_file import printable
-
         print(f"notanda-mcp: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    from ._server import build_server
+    from ._server import build_server  # noqa: PLC0415 - lazy, see the imports
 
     if sys.stdin is not None and sys.stdin.isatty():
         sys.stderr.write(TERMINAL_NOTICE)
@@ -241,8 +242,6 @@ def _timestamp_settings(url: str | None, every: str | None, tsa_ca: str | None) 
     Raises:
         _Usage: with the one-line message of the check that failed.
     """
-    from ._stamper import check_timestamp_url, load_tsa_ca, parse_every
-
     try:
         if url is not None:
             check_timestamp_url(url)

@@ -28,10 +28,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from notanda_evidence.verify_file import printable, printable_json
-from notanda_openalex._vocabulary import DEFAULT_LIMIT, MAX_LIMIT
+# anyio (and with it the MCP SDK) is imported in ``_main``, once the arguments are checked.
+import notanda_evidence as evidence
+import notanda_openalex as openalex
+from notanda_evidence.verify_file import printable, printable_json, quiet_broken_pipe
 
 from . import _usage
+from ._doctor import selftest_server
 from ._errors import NotandaMcpError
 from ._schemas import GET_EVIDENCE, SEARCH_LITERATURE, tool_names
 from ._stdio_client import stdio_session
@@ -83,8 +86,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--limit",
         type=int,
-        default=DEFAULT_LIMIT,
-        help=f"works to return (1 to {MAX_LIMIT}; default {DEFAULT_LIMIT})",
+        default=openalex.DEFAULT_LIMIT,
+        help=f"works to return (1 to {openalex.MAX_LIMIT}; default {openalex.DEFAULT_LIMIT})",
     )
     parser.add_argument("--receipt", help="with --id: the receipt you kept")
     parser.add_argument(
@@ -117,8 +120,6 @@ def _server_command(args: argparse.Namespace) -> list[str]:
     if args.server_command:
         return shlex.split(args.server_command)
     if args.offline:
-        from ._doctor import selftest_server
-
         return selftest_server(Path(args.evidence_dir), toolsets=args.toolsets)
     command = [sys.executable, "-m", "notanda_mcp", "--evidence-dir", args.evidence_dir]
     return [*command, "--toolsets", ",".join(args.toolsets)]
@@ -136,8 +137,10 @@ def _usage_problem(args: argparse.Namespace, evidence_dir: Path) -> str | None:
         )
     if args.receipt is not None and args.evidence_id is None:
         return "--receipt goes with --id: retrieve with --id EVIDENCE_ID --receipt RECEIPT"
-    if not 1 <= args.limit <= MAX_LIMIT:
-        return f"--limit must be 1 to {MAX_LIMIT}: give e.g. --limit {DEFAULT_LIMIT}"
+    if not 1 <= args.limit <= openalex.MAX_LIMIT:
+        return (
+            f"--limit must be 1 to {openalex.MAX_LIMIT}: give e.g. --limit {openalex.DEFAULT_LIMIT}"
+        )
     if args.server_command is not None and not shlex.split(args.server_command):
         return "--server-command is empty: give a command line, or leave it out"
     if args.offline and args.server_command is not None:
@@ -176,9 +179,7 @@ async def _session(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
 
 def stored_matches(evidence_dir: Path, content: dict[str, Any]) -> bool:
     """Whether a search's answer equals its sealed ``response.json`` minus the added fields."""
-    from notanda_evidence import open_record
-
-    record = open_record(evidence_dir, content.get("evidence_id"), content.get("receipt"))
+    record = evidence.open_record(evidence_dir, content.get("evidence_id"), content.get("receipt"))
     if not record or record.response is None:
         return False
     returned = {k: v for k, v in content.items() if k not in ADDED_AFTER_SEALING}
@@ -193,13 +194,11 @@ def _first_error(exc: BaseException) -> BaseException:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``notanda-mcp-client`` and return its exit code (141, quietly, if output closed)."""
-    from notanda_evidence.verify_file import quiet_broken_pipe
-
     return quiet_broken_pipe(lambda: _main(argv))
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    import anyio
+    import anyio  # noqa: PLC0415 - lazy, see the imports
 
     args = _parser().parse_args(argv)
     evidence_dir = Path(os.path.expanduser(args.evidence_dir))

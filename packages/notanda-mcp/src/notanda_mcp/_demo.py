@@ -29,9 +29,10 @@ from typing import Any
 from notanda_evidence.verify_file import printable
 
 from ._codes import AnswerStatus
+from ._doctor import call_tools, selftest_server
 from ._errors import NotandaMcpError
 from ._schemas import SEARCH_LITERATURE
-from ._usage import CheckVerdict, verdict_line
+from ._usage import EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, CheckVerdict, _Usage, verdict_line
 
 __all__ = ["QUERIES", "run_demo"]
 
@@ -55,8 +56,6 @@ def _prepare(text: str) -> Path:
     Raises:
         _Usage: with a one-line message and remedy.
     """
-    from ._usage import _Usage
-
     path = Path(os.path.expanduser(text)).absolute()
     remedy = "name a new or empty folder, e.g. notanda-mcp demo ~/notanda-demo"
     if path.exists() and not path.is_dir():
@@ -103,9 +102,7 @@ def next_commands(root: Path, evidence_id: str, receipt: str, head: str) -> list
 
 def _search(root: Path) -> dict[str, Any]:
     """Make the demo searches in one server session; the last answer (with its head)."""
-    import anyio
-
-    from ._doctor import call_tools, selftest_server
+    import anyio  # noqa: PLC0415 - lazy: the MCP SDK's event loop, only once DIR is known to be usable
 
     calls = [(SEARCH_LITERATURE, {"query": query, "limit": LIMIT}) for query in QUERIES]
     try:
@@ -155,8 +152,6 @@ def _same_record(output: str, searched: dict[str, Any]) -> bool:
 
 def run_demo(directory: str) -> int:
     """Run the demo into *directory* and return the exit code."""
-    from ._usage import EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, _Usage
-
     try:
         root = _prepare(directory)
     except _Usage as exc:

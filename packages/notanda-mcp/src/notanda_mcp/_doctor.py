@@ -36,11 +36,33 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from notanda_evidence.verify_file import printable
+# The siblings' names are read at call time (each package's lazy ``__getattr__``
+# loads only what a check uses). anyio (with the MCP SDK behind the stdio
+# session) and cryptography are imported by the checks that need them: ``doctor``
+# reports its first lines before a server is started or a TSA is asked.
+import notanda_evidence as evidence
+import notanda_openalex as openalex
+from notanda_evidence.verify_file import printable, read_regular_file
 
 from ._codes import AnswerStatus
 from ._schemas import DEFAULT_TOOLSETS, GET_EVIDENCE, SEARCH_LITERATURE, tool_names
-from ._usage import CheckVerdict, verdict_line
+from ._stamper import (
+    TIMESTAMP_DEADLINE_S,
+    StampFailure,
+    ask_tsa,
+    check_timestamp_url,
+    describe,
+    last_stamp,
+    load_tsa_ca,
+)
+from ._stdio_client import stdio_session
+from ._usage import (
+    CheckVerdict,
+    _Usage,
+    check_configuration,
+    resolve_evidence_dir,
+    verdict_line,
+)
 
 __all__ = ["call_tools", "run_doctor", "selftest_server"]
 
@@ -109,8 +131,6 @@ def _check_python(report: _Report) -> None:
 
 
 def _probe_folder(report: _Report, text: str) -> Path | None:
-    from ._usage import _Usage, resolve_evidence_dir
-
     try:
         path = resolve_evidence_dir(text, create=True)
     except _Usage as exc:
@@ -151,28 +171,26 @@ def _check_configuration(report: _Report) -> None:
     key that is set but blank or unusable, a foreign endpoint), are problems.
     Only an absent key is a warning: a newcomer may run everything offline.
     """
-    from notanda_openalex import ConfigurationDetail, OpenAlexClient
-
-    from ._usage import _Usage, check_configuration
-
     try:
         config = check_configuration()
     except _Usage as exc:
         report.fail(f"the server would refuse to start: {exc}")
         return
     key = config.openalex.api_key
-    problem = OpenAlexClient.from_core_config(config=config).configuration_problem
+    problem = openalex.OpenAlexClient.from_core_config(config=config).configuration_problem
     if problem is None and isinstance(key, str) and key.strip():
         report.ok("an OpenAlex API key is configured (not shown)")
     elif problem is None:
         report.warn("no OpenAlex key; keyless mode is on (a small daily allowance, may be refused)")
-    elif problem is ConfigurationDetail.MISSING_API_KEY and not isinstance(key, str):
+    elif problem is openalex.ConfigurationDetail.MISSING_API_KEY and not isinstance(key, str):
         report.warn(
             f"no OpenAlex key: searches will answer configuration_error ({problem}). "
             f"To search OpenAlex: {problem.remedy}"
         )
     else:
-        state = "set but blank" if problem is ConfigurationDetail.MISSING_API_KEY else problem
+        state = (
+            "set but blank" if problem is openalex.ConfigurationDetail.MISSING_API_KEY else problem
+        )
         report.fail(f"every search would answer configuration_error ({state}): {problem.remedy}")
     config_path = os.environ.get("HARVESTER_CONFIG")
     if config_path:
@@ -197,8 +215,6 @@ async def call_tools(
 
     Returns each call's (structured content, isError), and the tool names offered.
     """
-    from ._stdio_client import stdio_session
-
     env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
     answers = []
     async with stdio_session(command, client_name="notanda-mcp-doctor", env=env) as session:
@@ -226,7 +242,7 @@ def selftest_server(root: Path, *, toolsets: Sequence[str] = ()) -> list[str]:
 
 
 def _self_test(report: _Report) -> None:
-    import anyio
+    import anyio  # noqa: PLC0415 - lazy, see the imports
 
     with tempfile.TemporaryDirectory(prefix="notanda-doctor-") as tmp:
         root = Path(tmp) / "evidence"
@@ -260,9 +276,7 @@ def _self_test(report: _Report) -> None:
             report.fail("self-test: a restarted server did not return the same verified record")
             return
         report.ok("self-test: a restarted server returned the record with its receipt")
-        import notanda_evidence
-
-        verifier = Path(notanda_evidence.__file__).with_name("verify_file.py")
+        verifier = Path(evidence.__file__).with_name("verify_file.py")
         done = subprocess.run(
             [
                 sys.executable,
@@ -298,7 +312,7 @@ def _self_test(report: _Report) -> None:
 
 
 def _live(report: _Report, root: Path) -> None:
-    import anyio
+    import anyio  # noqa: PLC0415 - lazy, see the imports
 
     server = [sys.executable, "-m", "notanda_mcp", "--evidence-dir", str(root)]
     try:
@@ -319,8 +333,6 @@ def _live(report: _Report, root: Path) -> None:
 
 
 def _check_timestamp_url(report: _Report, url: str) -> bool:
-    from ._stamper import check_timestamp_url
-
     try:
         check_timestamp_url(url)
     except ValueError as exc:
@@ -336,10 +348,7 @@ def _ask_tsa(report: _Report, url: str, tsa_ca: str | None) -> None:
     its chain too); then the doctor names the TSA and the certificates it
     sent, in its order, with their expiry.
     """
-    from cryptography import x509
-    from notanda_evidence import checkpoint_bytes, read_time_stamp_response, read_token_signature
-
-    from ._stamper import TIMESTAMP_DEADLINE_S, StampFailure, ask_tsa, describe, load_tsa_ca
+    from cryptography import x509  # noqa: PLC0415 - lazy, see the imports
 
     trusted = None
     if tsa_ca is not None:
@@ -351,17 +360,17 @@ def _ask_tsa(report: _Report, url: str, tsa_ca: str | None) -> None:
     # The empty log's head (size 0, the SHA-256 of nothing): nothing in DIR is stamped.
     empty_root = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
     try:
-        der = ask_tsa(url, checkpoint_bytes(0, empty_root), TIMESTAMP_DEADLINE_S, trusted)
+        der = ask_tsa(url, evidence.checkpoint_bytes(0, empty_root), TIMESTAMP_DEADLINE_S, trusted)
     except StampFailure as failure:
         report.warn(
             f"the TSA did not give a usable stamp: {describe(failure)}; {failure.code.remedy}"
         )
         return
-    read = read_time_stamp_response(der)  # checked: granted, with its TSTInfo
+    read = evidence.read_time_stamp_response(der)  # checked: granted, with its TSTInfo
     info = getattr(read, "info", None)
     name = getattr(info, "tsa_name", None)
     report.ok(f"the TSA names itself {name}" if name else "the TSA's token names no TSA")
-    parts = read_token_signature(der)
+    parts = evidence.read_token_signature(der)
     for number, certificate in enumerate(getattr(parts, "certificates", ()), start=1):
         loaded = x509.load_der_x509_certificate(certificate)
         root = " (self-signed)" if loaded.issuer == loaded.subject else ""
@@ -387,17 +396,6 @@ def _ask_tsa(report: _Report, url: str, tsa_ca: str | None) -> None:
 
 def _last_stamp(report: _Report, root: Path, url: str | None) -> None:
     """Say when DIR was last stamped: the genTime of its newest token, as the token states it."""
-    from notanda_evidence import (
-        MAX_TOKEN_BYTES,
-        TIMESTAMPS_DIR,
-        TimeStampResponse,
-        read_time_stamp_response,
-        token_name,
-    )
-    from notanda_evidence.verify_file import read_regular_file
-
-    from ._stamper import last_stamp
-
     size = last_stamp(root)
     if not size:
         if url is not None:
@@ -406,15 +404,15 @@ def _last_stamp(report: _Report, root: Path, url: str | None) -> None:
                 "with --timestamp-url"
             )
         return
-    name = f"{TIMESTAMPS_DIR}/{token_name(size)}"
+    name = f"{evidence.TIMESTAMPS_DIR}/{evidence.token_name(size)}"
     # The total reader: a stored token is the TSA's bytes, certificates in its order.
     try:
-        read = read_time_stamp_response(
-            read_regular_file(root.joinpath(*name.split("/")), MAX_TOKEN_BYTES)
+        read = evidence.read_time_stamp_response(
+            read_regular_file(root.joinpath(*name.split("/")), evidence.MAX_TOKEN_BYTES)
         )
     except OSError:
         read = None
-    if not isinstance(read, TimeStampResponse) or read.info is None:
+    if not isinstance(read, evidence.TimeStampResponse) or read.info is None:
         report.warn(
             f"the newest time-stamp token, {name}, cannot be read: run notanda-evidence audit"
         )

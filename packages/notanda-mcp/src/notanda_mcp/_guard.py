@@ -27,6 +27,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+import notanda_evidence as evidence
+
 from ._errors import NotandaMcpError
 
 if TYPE_CHECKING:
@@ -55,9 +57,7 @@ def record_conditions() -> tuple[type[Exception], ...]:
     A file nested past the parser's depth, too large for memory, unreadable
     or undecodable, and the evidence package's own storage error.
     """
-    from notanda_evidence import EvidenceStorageError
-
-    return (EvidenceStorageError, RecursionError, MemoryError, OSError, ValueError)
+    return (evidence.EvidenceStorageError, RecursionError, MemoryError, OSError, ValueError)
 
 
 class ServerLogReason(StrEnum):
@@ -192,35 +192,33 @@ class PendingLogCall(Generic[T]):
         Raises:
             LogUnavailable: As :func:`log_call`.
         """
-        from notanda_evidence import EvidenceLogError, EvidenceStorageError, LogReason
-
         if self._job is None:
-            raise self._refused or LogUnavailable(LogReason.NOT_A_FILE)
+            raise self._refused or LogUnavailable(evidence.LogReason.NOT_A_FILE)
         try:
             result: T = _finish(self._job, LOG_DEADLINE_S)
-        except EvidenceLogError as exc:
+        except evidence.EvidenceLogError as exc:
             raise LogUnavailable(exc.reason) from exc
         except TimeoutError as exc:
             raise LogUnavailable(ServerLogReason.TIMEOUT) from exc
         except RecursionError as exc:
             raise LogUnavailable(ServerLogReason.TOO_DEEP) from exc
         except MemoryError as exc:
-            raise LogUnavailable(LogReason.TOO_LARGE) from exc
+            raise LogUnavailable(evidence.LogReason.TOO_LARGE) from exc
         except OSError as exc:
             # Reading the log raises a bare OSError when .notanda/ is not a
             # folder (ENOTDIR); it is the same failure as an unreadable log.
-            raise LogUnavailable(EvidenceStorageError.from_os_error(exc).reason.value) from exc
+            raise LogUnavailable(
+                evidence.EvidenceStorageError.from_os_error(exc).reason.value
+            ) from exc
         except ValueError as exc:
-            raise LogUnavailable(LogReason.UNPARSABLE) from exc
+            raise LogUnavailable(evidence.LogReason.UNPARSABLE) from exc
         return result
 
 
 def start_log_call(log: EvidenceLog, work: Callable[[], T]) -> PendingLogCall[T]:
     """Start one log operation under the guard; a log that is not a regular file is never opened."""
-    from notanda_evidence import LogReason
-
     if _not_a_regular_file(log.path):
-        return PendingLogCall(None, LogUnavailable(LogReason.NOT_A_FILE))
+        return PendingLogCall(None, LogUnavailable(evidence.LogReason.NOT_A_FILE))
     return PendingLogCall(_start(work, "notanda-log"), None)
 
 

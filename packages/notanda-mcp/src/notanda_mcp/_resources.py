@@ -32,18 +32,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import mcp_types as types
+import notanda_evidence as evidence
 from mcp.shared.exceptions import MCPError
-from notanda_evidence.verify_file import NOTICE, is_check_record
+from notanda_evidence.verify_file import NOTICE, is_check_record, printable
 
 from ._codes import AnswerStatus, ToolError
 from ._errors import NotandaMcpError
 from ._guard import LogUnavailable, log_call, record_conditions
+from ._service import EvidenceService, Reply, remedy_for
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
-
-    from ._service import EvidenceService
 
 __all__ = [
     "EVIDENCE_TEMPLATE",
@@ -150,8 +150,6 @@ def _failure(content: Mapping[str, Any]) -> _ReadFailure:
         data["error"] = AnswerStatus.INCOMPLETE.value
     data.pop("status", None)
     if "remedy" not in data:
-        from ._service import remedy_for
-
         data["remedy"] = remedy_for(data)
     code = types.INVALID_PARAMS if data["error"] in _NOT_THERE else types.INTERNAL_ERROR
     return _ReadFailure(code, data)
@@ -232,8 +230,6 @@ class EvidenceResources:
     # ---------------------------------------------------------- thread side
 
     def _record_text(self, evidence_id: str) -> str:
-        from ._service import Reply
-
         reply: Reply = self._service.get_evidence({"evidence_id": evidence_id})
         if reply.is_error:
             raise _failure(reply.content)
@@ -248,8 +244,6 @@ class EvidenceResources:
         return _dumps({**head.to_json(), "head": str(head)})
 
     def _page(self, before: int | None) -> tuple[list[types.Resource], str | None]:
-        from notanda_evidence import EntryType
-
         log = self._service.evidence_log()
         try:
             entries = log_call(log, log.latest_entries)
@@ -258,7 +252,7 @@ class EvidenceResources:
         sealed = [
             (position, evidence_id)
             for position, kind, evidence_id, _ in reversed(entries)
-            if kind is not EntryType.TOMBSTONE and (before is None or position < before)
+            if kind is not evidence.EntryType.TOMBSTONE and (before is None or position < before)
         ]
         page, rest = sealed[:PAGE_SIZE], sealed[PAGE_SIZE:]
         resources = [self._head_resource()] if before is None else []
@@ -275,15 +269,12 @@ class EvidenceResources:
         )
 
     def _record_resource(self, evidence_id: str) -> types.Resource:
-        from notanda_evidence import Outcome, open_record
-        from notanda_evidence.verify_file import printable
-
         request = None
         try:
-            opened = open_record(self._service.root, evidence_id)
+            opened = evidence.open_record(self._service.root, evidence_id)
         except record_conditions():
             opened = None
-        if opened is not None and opened.outcome is Outcome.OK:
+        if opened is not None and opened.outcome is evidence.Outcome.OK:
             request = opened.request
         # The name is the caller's text: scrubbed like a stored record, then escaped.
         name = printable(str(self._service.redact(record_name(request, evidence_id))))

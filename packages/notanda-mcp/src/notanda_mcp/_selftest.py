@@ -16,6 +16,12 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ._logging import configure_logging
+from ._usage import parse_toolsets, resolve_evidence_dir
+
+# httpx and ``_server`` (the MCP SDK) are imported once the folder is checked,
+# in the order ``notanda-mcp`` itself follows (``_cli``).
+
 __all__ = ["FIXTURE_KEY", "fixture_page", "fixture_transport", "main"]
 
 #: The key the self-test server is configured with; it never leaves the process.
@@ -87,7 +93,7 @@ def fixture_page() -> dict[str, Any]:
 
 def fixture_transport() -> Any:
     """An httpx transport that answers every request with :func:`fixture_page`."""
-    import httpx
+    import httpx  # noqa: PLC0415 - lazy, see the imports
 
     def answer(request: httpx.Request) -> httpx.Response:
         per_page = int(request.url.params.get("per-page", "10"))
@@ -108,13 +114,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--evidence-dir", required=True)
     parser.add_argument("--toolsets", default="search")
     args = parser.parse_args(argv)
-    from ._usage import parse_toolsets, resolve_evidence_dir
-
     root = resolve_evidence_dir(args.evidence_dir, create=True)  # as notanda-mcp does
-    from ._logging import configure_logging
-
     configure_logging("warning")
-    from ._server import build_server
+    from ._server import build_server  # noqa: PLC0415 - lazy, see the imports
 
     build_server(
         root,

@@ -33,11 +33,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import mcp_types as types
+import notanda_openalex as openalex
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
-from notanda_evidence.verify_file import NOTICE
+from notanda_evidence.verify_file import NOTICE, ParsedJSON, canonical_text
 
 from ._codes import AnswerStatus, RecordState, SchemaReason, ToolError
 from ._errors import NotandaMcpError
@@ -182,7 +183,7 @@ class _Validators:
 
     def load(self) -> dict[str, Any]:
         if self._validators is None:
-            from jsonschema import Draft202012Validator
+            from jsonschema import Draft202012Validator  # noqa: PLC0415 - lazy: see the class docstring
 
             self._validators = {
                 name: Draft202012Validator(spec["inputSchema"]) for name, spec in TOOLS.items()
@@ -215,9 +216,6 @@ def _integral(value: Any) -> Any:
 
 
 def _result(reply: Reply) -> types.CallToolResult:
-    # Imported here: tools/list must not wait for the evidence package.
-    from notanda_evidence.verify_file import ParsedJSON, canonical_text
-
     # Compact: the model reads this text on every answer (issue 11).
     if reply.parsed_depth is None:
         text = canonical_text(reply.content)
@@ -678,17 +676,15 @@ def build_server(
     if search_slots < 1:
         raise ValueError("search_slots must be at least 1")
     chosen = resolve_toolsets(toolsets)
-    if isinstance(check_concurrency, bool) or check_concurrency != CHECK_CONCURRENCY:
-        # The client's own bound, read only when a test seam changes the default.
-        from notanda_openalex import MAX_CHECK_CONCURRENCY
-
-        if (
-            isinstance(check_concurrency, bool)
-            or not 1 <= check_concurrency <= MAX_CHECK_CONCURRENCY
-        ):
-            raise ValueError(
-                f"check_concurrency must be an integer from 1 to {MAX_CHECK_CONCURRENCY}"
-            )
+    # The client's own bound is read (which loads the checking code) only when a
+    # test seam changes the default.
+    if isinstance(check_concurrency, bool) or (
+        check_concurrency != CHECK_CONCURRENCY
+        and not 1 <= check_concurrency <= openalex.MAX_CHECK_CONCURRENCY
+    ):
+        raise ValueError(
+            f"check_concurrency must be an integer from 1 to {openalex.MAX_CHECK_CONCURRENCY}"
+        )
     if not check_deadline_s > 0:
         raise ValueError("check_deadline_s must be positive")
     if timestamp_url is not None:

@@ -33,12 +33,24 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from notanda_evidence.verify_file import MAX_JSON_DEPTH, NOTICE, format_timestamp
+# The sibling packages are imported as modules and their names read at call time: each
+# package's lazy ``__getattr__`` loads the module behind a name on first use, so the
+# client, pydantic and httpx stay out of the server's start-up (see the module docstring).
+import notanda_evidence as evidence
+import notanda_openalex as openalex
+from notanda_evidence.verify_file import (
+    MAX_JSON_DEPTH,
+    NOTICE,
+    format_timestamp,
+    json_depth_exceeds,
+    receipt_problem,
+)
 
+from . import _software
 from ._codes import AnswerStatus, BusyReason, RecordState, ToolError
 from ._guard import LogUnavailable, log_call, record_conditions, start_log_call
 from ._logging import LOGGER
-from ._schemas import CHECK_REFERENCES, SEARCH_LITERATURE
+from ._schemas import CHECK_REFERENCES, REMEDIES, SEARCH_LITERATURE
 
 if TYPE_CHECKING:
     import httpx
@@ -128,20 +140,14 @@ def remedy_for(content: Mapping[str, Any]) -> str | None:
         code = AnswerStatus.INCOMPLETE
     if not isinstance(code, str):
         return None
-    from notanda_openalex import ConfigurationDetail, ProviderReason
-
-    from ._schemas import REMEDIES
-
     if code == ToolError.RECEIPT_MISMATCH and content.get("reason") == RECEIPT_MALFORMED:
         # Not a receipt at all: nothing is said of the record, least of all a replacement.
-        from notanda_evidence.verify_file import Code
-
-        return Code.RECEIPT_MALFORMED.remedy
+        return evidence.Code.RECEIPT_MALFORMED.remedy
     try:  # a stored detail or reason this release does not know keeps the code's remedy
         if code == ToolError.CONFIGURATION_ERROR:
-            return ConfigurationDetail(str(content.get("detail"))).remedy
+            return openalex.ConfigurationDetail(str(content.get("detail"))).remedy
         if code == ToolError.PROVIDER_ERROR:
-            return ProviderReason(str(content.get("reason"))).remedy
+            return openalex.ProviderReason(str(content.get("reason"))).remedy
     except ValueError:
         pass
     return REMEDIES.get(code)
@@ -190,7 +196,7 @@ def _release_large_buffers() -> None:
     """
     if not sys.platform.startswith("linux"):
         return
-    import ctypes
+    import ctypes  # noqa: PLC0415 - Linux only, once: start-up does not load it
 
     try:
         libc = ctypes.CDLL(None)
@@ -238,12 +244,10 @@ class EvidenceService:
         check_concurrency: int = CHECK_CONCURRENCY,
         check_deadline_s: float = CHECK_DEADLINE_S,
     ) -> None:
-        from notanda_openalex import load_core_config
-
         self.root = root
         self.provider_mode = "injected" if transport is not None else "network"
         self._transport = transport
-        self._config = load_core_config(env)
+        self._config = openalex.load_core_config(env)
         self._on_stage = on_stage
         self._slots = threading.BoundedSemaphore(search_slots)
         self._check_concurrency = check_concurrency
@@ -258,15 +262,12 @@ class EvidenceService:
     def _parts(self) -> tuple[OpenAlexClient, EvidenceStore, EvidenceLog]:
         with self._lock:
             if self._client is None or self._store is None or self._log is None:
-                from notanda_evidence import EvidenceLog, EvidenceStore
-                from notanda_openalex import OpenAlexClient
-
                 _release_large_buffers()
-                self._client = OpenAlexClient.from_core_config(
+                self._client = openalex.OpenAlexClient.from_core_config(
                     config=self._config, transport=self._transport
                 )
-                self._store = EvidenceStore(self.root, on_stage=self._on_stage)
-                self._log = EvidenceLog(self.root, on_stage=self._on_stage)
+                self._store = evidence.EvidenceStore(self.root, on_stage=self._on_stage)
+                self._log = evidence.EvidenceLog(self.root, on_stage=self._on_stage)
             return self._client, self._store, self._log
 
     def warm_up(self) -> None:
@@ -275,23 +276,17 @@ class EvidenceService:
         Run in a background thread once the client has the tool list (see
         ``NotandaServer``); a failure here is left for the search to meet and answer.
         """
-        from ._software import software_record
-
         try:
             self._parts()
-            software_record()
-            from notanda_openalex import prepare_search
-
-            prepare_search("warm up", 1, None)
+            _software.software_record()
+            openalex.prepare_search("warm up", 1, None)
         except Exception:  # noqa: S110 - the first search meets the same failure and answers it
             pass
 
     def _evidence_log(self) -> EvidenceLog:
         with self._lock:
             if self._log is None:
-                from notanda_evidence import EvidenceLog
-
-                self._log = EvidenceLog(self.root, on_stage=self._on_stage)
+                self._log = evidence.EvidenceLog(self.root, on_stage=self._on_stage)
             return self._log
 
     def evidence_log(self) -> EvidenceLog:
@@ -314,16 +309,12 @@ class EvidenceService:
 
     def _stage(self, stage: str, evidence_id: str) -> None:
         if self._on_stage is not None:
-            from notanda_evidence import Stage
-
-            self._on_stage(Stage(stage), evidence_id)
+            self._on_stage(evidence.Stage(stage), evidence_id)
 
     # ---------------------------------------------------------------- search
 
     def search(self, arguments: Mapping[str, Any], caller: Caller) -> Reply:
         """Run one search into a new record; see the module docstring for the order."""
-        from notanda_openalex import InputError, prepare_search, supplied_record
-
         started = time.monotonic()
         query, limit, filters = (
             arguments.get("query"),
@@ -331,13 +322,16 @@ class EvidenceService:
             arguments.get("filters"),
         )
         request: SearchRequest | None = None
-        invalid: InputError | None = None
+        invalid: openalex.InputError | None = None
         try:
-            request = prepare_search(query, limit, filters)
+            request = openalex.prepare_search(query, limit, filters)
             described = request.to_record()
-        except InputError as exc:
+        except openalex.InputError as exc:
             invalid = exc
-            described = {"supplied": supplied_record(query, limit, filters), "effective": None}
+            described = {
+                "supplied": openalex.supplied_record(query, limit, filters),
+                "effective": None,
+            }
         fields = {
             "effective": described["effective"],
             "limit": None if request is None else request.effective.limit,
@@ -382,26 +376,19 @@ class EvidenceService:
         regardless. *on_progress* gets ``(decided, total)`` as references are
         decided.
         """
-        from notanda_openalex import (
-            MAX_REFERENCES,
-            MAX_REFERENCES_BYTES,
-            ReferenceInputError,
-            parse_references,
-        )
-
         started = time.monotonic()
         # The input schema makes both strings; parse_references checks again.
         text: Any = arguments.get("references")
         format_name: Any = arguments.get("format", "auto")
         parsed: ParsedReferences | None = None
-        invalid: ReferenceInputError | None = None
+        invalid: openalex.ReferenceInputError | None = None
         try:
-            parsed = parse_references(text, format_name)
-        except ReferenceInputError as exc:
+            parsed = openalex.parse_references(text, format_name)
+        except openalex.ReferenceInputError as exc:
             invalid = exc
         limits: dict[str, Any] = {
-            "max_references": MAX_REFERENCES,
-            "max_text_bytes": MAX_REFERENCES_BYTES,
+            "max_references": openalex.MAX_REFERENCES,
+            "max_text_bytes": openalex.MAX_REFERENCES_BYTES,
         }
         return self._check_record(
             caller,
@@ -440,9 +427,7 @@ class EvidenceService:
         part (``response.json``'s ``stopped``), or None. Limits, deadline and
         attempt plan are those of :meth:`check`.
         """
-        from notanda_openalex import MAX_REFERENCES
-
-        if len(part) > MAX_REFERENCES or len(file_indexes) != len(part):
+        if len(part) > openalex.MAX_REFERENCES or len(file_indexes) != len(part):
             raise ValueError("a part holds at most MAX_REFERENCES references, each with its index")
         described = part.to_record()
         for entry, file_index in zip(described["references"], file_indexes, strict=True):
@@ -454,7 +439,7 @@ class EvidenceService:
             invalid=None,
             format_name=format_name,
             encoded=_text_bytes(text),
-            limits={"max_references": MAX_REFERENCES, "max_text_bytes": None},
+            limits={"max_references": openalex.MAX_REFERENCES, "max_text_bytes": None},
             described=described,
             extra={"run": dict(run)},
             on_progress=on_progress,
@@ -549,15 +534,11 @@ class EvidenceService:
         written. With *by_name* False only secret values are (a check's fields
         have fixed names, and its ``key`` is a citation key, not a credential).
         """
-        from notanda_evidence import EvidenceStorageError
-
-        from ._software import software_record
-
         openalex, store, log = self._parts()
         redact = openalex.redact if by_name else partial(_redact_values, openalex)
         try:
             writer = store.create()
-        except EvidenceStorageError as exc:
+        except evidence.EvidenceStorageError as exc:
             LOGGER.error(f"{kind} rejected before a record: %s", exc.reason.value)
             return _storage_failure(exc, None)
         evidence_id = writer.evidence_id
@@ -572,7 +553,7 @@ class EvidenceService:
             "provider_mode": self.provider_mode,
             "requested_at": _timestamp(),
             "schema_version": 1,
-            "software": software_record(),
+            "software": _software.software_record(),
             "tool": tool,
         }
         try:
@@ -590,7 +571,7 @@ class EvidenceService:
             seal = writer.seal()
             if caller.on_sealed is not None:
                 caller.on_sealed(seal.receipt)
-        except EvidenceStorageError as exc:
+        except evidence.EvidenceStorageError as exc:
             LOGGER.error(f"{kind} %s failed before sealing: %s", evidence_id, exc.reason.value)
             writer.close()
             return _storage_failure(exc, evidence_id)
@@ -660,9 +641,6 @@ class EvidenceService:
 
     def get_evidence(self, arguments: Mapping[str, Any]) -> Reply:
         """Verify a stored record and return its response, without any provider call."""
-        from notanda_evidence import EntryType, Outcome, is_evidence_id, open_record
-        from notanda_evidence.verify_file import receipt_problem
-
         evidence_id = arguments.get("evidence_id")
         receipt = arguments.get("receipt")
         log = self._evidence_log()
@@ -671,15 +649,15 @@ class EvidenceService:
         # has checked out, as when it ran after (issue 11).
         pending = (
             start_log_call(log, partial(log.lookup, evidence_id))
-            if is_evidence_id(evidence_id)
+            if evidence.is_evidence_id(evidence_id)
             else None
         )
         try:
-            result = open_record(self.root, evidence_id, receipt)
+            result = evidence.open_record(self.root, evidence_id, receipt)
         except record_conditions() as exc:
             # A record file nested past the parser's depth or too large for
             # memory: whatever its bytes, the record does not check out.
-            if not is_evidence_id(evidence_id):  # pragma: no cover - checked before any file
+            if not evidence.is_evidence_id(evidence_id):  # pragma: no cover - checked earlier
                 return Reply(
                     {
                         "error": ToolError.INVALID_EVIDENCE_ID.value,
@@ -697,19 +675,19 @@ class EvidenceService:
                 },
                 is_error=True,
             )
-        if result.outcome is Outcome.INVALID_EVIDENCE_ID:
+        if result.outcome is evidence.Outcome.INVALID_EVIDENCE_ID:
             LOGGER.info("retrieval %s: %s", "-", result.outcome.value)
             return Reply(
                 {"error": ToolError.INVALID_EVIDENCE_ID.value, "status": AnswerStatus.ERROR.value},
                 is_error=True,
             )
         valid_id = result.evidence_id
-        if result.outcome is Outcome.INCOMPLETE:
+        if result.outcome is evidence.Outcome.INCOMPLETE:
             LOGGER.info("retrieval %s: %s", valid_id, AnswerStatus.INCOMPLETE.value)
             return Reply(
                 {"evidence_id": valid_id, "status": AnswerStatus.INCOMPLETE.value}, is_error=True
             )
-        if result.outcome is not Outcome.OK or result.response is None:
+        if result.outcome is not evidence.Outcome.OK or result.response is None:
             LOGGER.info("retrieval %s: %s", valid_id, result.outcome.value)
             content = {
                 "error": result.outcome.value,
@@ -717,7 +695,7 @@ class EvidenceService:
                 "status": AnswerStatus.ERROR.value,
             }
             problem = receipt_problem(receipt) if receipt is not None else None
-            if result.outcome is Outcome.RECEIPT_MISMATCH and problem is not None:
+            if result.outcome is evidence.Outcome.RECEIPT_MISMATCH and problem is not None:
                 # What was given, against what a receipt is (never the value itself).
                 content["reason"] = RECEIPT_MALFORMED
                 content["detail"] = problem
@@ -740,7 +718,7 @@ class EvidenceService:
             )
         latest = None
         for _, kind, logged_receipt in entries:
-            latest = None if kind is EntryType.TOMBSTONE else logged_receipt
+            latest = None if kind is evidence.EntryType.TOMBSTONE else logged_receipt
         if latest is not None and latest != result.receipt:
             LOGGER.warning("retrieval %s: %s", valid_id, ToolError.LOG_MISMATCH.value)
             return Reply(
@@ -767,10 +745,10 @@ class EvidenceService:
 
 def _not_attempted() -> dict[str, Any]:
     """A search's ``provider.json`` when nothing was sent: the client's own record of no attempt."""
-    from notanda_openalex import Capture, ProviderObservation
-
     return _for_writer(
-        ProviderObservation(capture=Capture.NOT_ATTEMPTED, attempt=None).record_fields()
+        openalex.ProviderObservation(
+            capture=openalex.Capture.NOT_ATTEMPTED, attempt=None
+        ).record_fields()
     )
 
 
@@ -836,9 +814,8 @@ def _with_body_wrapped(fields: dict[str, Any], levels: int) -> dict[str, Any]:
     """
     if "observed_json" not in fields:
         return dict(fields)
-    from notanda_evidence import ParsedJSON
-
-    return {**fields, "observed_json": ParsedJSON(fields["observed_json"], _body_depth(levels))}
+    body = evidence.ParsedJSON(fields["observed_json"], _body_depth(levels))
+    return {**fields, "observed_json": body}
 
 
 def _formatted_times(attempt: dict[str, Any]) -> dict[str, Any]:
@@ -907,9 +884,7 @@ def _check_refusal(evidence_id: str, invalid: Any) -> dict[str, Any]:
 
 def _not_run_check(parsed: ParsedReferences | None) -> dict[str, Any]:
     """A check's ``provider.json`` when it never ran (refused input, or no slot in time)."""
-    from notanda_openalex import ReferenceCheck
-
-    return _for_writer(ReferenceCheck.not_run_record_fields(parsed))
+    return _for_writer(openalex.ReferenceCheck.not_run_record_fields(parsed))
 
 
 def _from_check(
@@ -944,8 +919,6 @@ def _body_too_deep(body: bytes | bytearray, levels: int = _SEARCH_BODY_LEVELS) -
     Checked before the body is parsed, so that a body a sealed record could
     not hold is refused as ``provider_error`` ``too_deep`` and recorded as such.
     """
-    from notanda_evidence.verify_file import json_depth_exceeds
-
     return json_depth_exceeds(body if isinstance(body, bytes) else bytes(body), _body_depth(levels))
 
 

@@ -41,6 +41,13 @@ from enum import StrEnum
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
+# notanda_evidence's names are read at call time (its lazy ``__getattr__`` loads
+# the token store and DER reader on first use). httpx, cryptography and
+# rfc3161-client are imported inside the functions that use them, on purpose:
+# the server imports this module at start-up, and only a server given
+# ``--timestamp-url`` (or ``doctor``) ever needs them.
+import notanda_evidence as evidence
+
 from ._errors import NotandaMcpError
 from ._guard import LogUnavailable, bounded
 from ._logging import LOGGER
@@ -175,7 +182,7 @@ def check_timestamp_url(text: str) -> str:
     Raises:
         ValueError: with a one-line message that says what to give instead.
     """
-    import httpx
+    import httpx  # noqa: PLC0415 - lazy, see the imports
 
     # The example is not among the answer shapes the tests reproduce: say where they are.
     fix = (
@@ -231,8 +238,7 @@ def _read_bounded(response: httpx.Response, limit: int, deadline: float) -> byte
 
 def _exchange(url: str, query: bytes, deadline_s: float) -> bytes:
     """POST *query* to *url* once; the answer's body, or :class:`StampFailure`."""
-    import httpx
-    from notanda_evidence import MAX_TOKEN_BYTES
+    import httpx  # noqa: PLC0415 - lazy, see the imports
 
     deadline = time.monotonic() + deadline_s
     headers = {
@@ -255,7 +261,7 @@ def _exchange(url: str, query: bytes, deadline_s: float) -> bytes:
         ):
             if response.status_code != 200:
                 raise StampFailure(StampCode.HTTP_STATUS, response.status_code)
-            return _read_bounded(response, MAX_TOKEN_BYTES, deadline)
+            return _read_bounded(response, evidence.MAX_TOKEN_BYTES, deadline)
     except httpx.TimeoutException as exc:
         raise StampFailure(StampCode.TIMEOUT) from exc
     except (httpx.HTTPError, httpx.InvalidURL, OSError) as exc:
@@ -300,14 +306,13 @@ def load_tsa_ca(path: str | os.PathLike[str]) -> list[x509.Certificate]:
     Raises:
         ValueError: with a one-line message that says what to give instead.
     """
-    from cryptography import x509
-    from notanda_evidence import CaBundleError, read_ca_bundle
+    from cryptography import x509  # noqa: PLC0415 - lazy, see the imports
 
     fix = "give --tsa-ca the PEM file of the TSA's CA certificates (docs/auditors-guide.md)"
     shown = os.fspath(path)
     try:
-        data = read_ca_bundle(path)  # the rule audit --tsa-ca reads its file by
-    except CaBundleError as exc:
+        data = evidence.read_ca_bundle(path)  # the rule audit --tsa-ca reads its file by
+    except evidence.CaBundleError as exc:
         raise ValueError(f"--tsa-ca {shown}: {exc.problem}: {fix}") from None
     try:
         return x509.load_pem_x509_certificates(data)
@@ -321,7 +326,7 @@ def load_tsa_ca(path: str | os.PathLike[str]) -> list[x509.Certificate]:
 
 
 def _hash(oid: str) -> hashes.HashAlgorithm:
-    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives import hashes  # noqa: PLC0415 - lazy, see the imports
 
     known: dict[str, Callable[[], hashes.HashAlgorithm]] = {
         "1.3.14.3.2.26": hashes.SHA1,
@@ -358,8 +363,8 @@ _SIGNATURES: dict[str, tuple[str, str | None]] = {
 
 def _verify_signature(signer: x509.Certificate, parts: TokenSignature) -> None:
     """The signature over the signed attributes, by the signer's public key (RFC 5652 5.4)."""
-    from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa
+    from cryptography.exceptions import InvalidSignature  # noqa: PLC0415 - lazy, see the imports
+    from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa  # noqa: PLC0415 - lazy, see the imports
 
     key = signer.public_key()
     signed, signature = parts.signed_attributes, parts.signature
@@ -392,11 +397,10 @@ def _verify_signature(signer: x509.Certificate, parts: TokenSignature) -> None:
 
 def _binds(cert_id: object, certificate: x509.Certificate) -> bool:
     """Whether one ``ESSCertID`` (v1 or v2) names *certificate*: its hash, and issuer and serial."""
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.serialization import Encoding
-    from notanda_evidence import EssCertId
+    from cryptography.hazmat.primitives import hashes  # noqa: PLC0415 - lazy, see the imports
+    from cryptography.hazmat.primitives.serialization import Encoding  # noqa: PLC0415 - lazy, see the imports
 
-    if not isinstance(cert_id, EssCertId):
+    if not isinstance(cert_id, evidence.EssCertId):
         return False
     digest = hashes.Hash(_hash(cert_id.hash_oid))
     digest.update(certificate.public_bytes(Encoding.DER))
@@ -427,9 +431,9 @@ def _check_signer(
     further ID must name a certificate carried or of the bundle, as
     ``openssl ts -verify`` requires of the chain it builds.
     """
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.x509.oid import ExtendedKeyUsageOID
+    from cryptography import x509  # noqa: PLC0415 - lazy, see the imports
+    from cryptography.hazmat.primitives import hashes  # noqa: PLC0415 - lazy, see the imports
+    from cryptography.x509.oid import ExtendedKeyUsageOID  # noqa: PLC0415 - lazy, see the imports
 
     def failed(reason: str) -> StampFailure:
         return StampFailure(StampCode.INCONSISTENT, reason=reason)
@@ -480,7 +484,7 @@ def _check_trust(
     builds the chain from the certificates the token carries, with the
     ``timeStamping`` purpose, at the token's ``genTime``.
     """
-    from rfc3161_client import VerifierBuilder
+    from rfc3161_client import VerifierBuilder  # noqa: PLC0415 - lazy, see the imports
 
     def verify() -> None:
         builder = VerifierBuilder(nonce=nonce)
@@ -511,20 +515,14 @@ def check_answer(
         StampFailure: ``tsa_unparsable``, ``tsa_refused``, ``tsa_wrong_imprint``,
             ``tsa_wrong_nonce``, ``tsa_signature_inconsistent`` or ``tsa_untrusted``.
     """
-    from cryptography import x509
-    from notanda_evidence import (
-        DerProblem,
-        der_ordered_response,
-        read_time_stamp_response,
-        read_token_signature,
-    )
-    from rfc3161_client import PKIStatus, decode_timestamp_response
+    from cryptography import x509  # noqa: PLC0415 - lazy, see the imports
+    from rfc3161_client import PKIStatus, decode_timestamp_response  # noqa: PLC0415 - lazy, see the imports
 
-    read = read_time_stamp_response(body)
-    ordered = der_ordered_response(body)
-    if isinstance(read, DerProblem):
+    read = evidence.read_time_stamp_response(body)
+    ordered = evidence.der_ordered_response(body)
+    if isinstance(read, evidence.DerProblem):
         raise StampFailure(StampCode.UNPARSABLE, reason=f"not a DER TimeStampResp: {read.reason}")
-    if isinstance(ordered, DerProblem):
+    if isinstance(ordered, evidence.DerProblem):
         raise StampFailure(
             StampCode.UNPARSABLE, reason=f"not a DER TimeStampResp: {ordered.reason}"
         )
@@ -548,8 +546,8 @@ def check_answer(
         raise StampFailure(StampCode.WRONG_IMPRINT)
     if answered_nonce != nonce or read.info.nonce != nonce:
         raise StampFailure(StampCode.WRONG_NONCE)
-    parts = read_token_signature(ordered)
-    if parts is None or isinstance(parts, DerProblem):
+    parts = evidence.read_token_signature(ordered)
+    if parts is None or isinstance(parts, evidence.DerProblem):
         why = "the SignerInfo" if parts is None else parts.reason
         raise StampFailure(StampCode.UNPARSABLE, reason=why)
     if set(parts.certificates) != set(carried):
@@ -595,7 +593,7 @@ def ask_tsa(
         StampFailure: The TSA could not be reached in time, or its answer
             failed a check; ``code`` says which.
     """
-    from rfc3161_client import HashAlgorithm, TimestampRequestBuilder
+    from rfc3161_client import HashAlgorithm, TimestampRequestBuilder  # noqa: PLC0415 - lazy, see the imports
 
     request = (
         TimestampRequestBuilder()
@@ -622,20 +620,16 @@ def ask_tsa(
 
 
 def _tokens_folder(root: str | os.PathLike[str]) -> str:
-    from notanda_evidence import TIMESTAMPS_DIR
-
-    return os.path.join(os.fspath(root), *TIMESTAMPS_DIR.split("/"))
+    return os.path.join(os.fspath(root), *evidence.TIMESTAMPS_DIR.split("/"))
 
 
 def last_stamp(root: str | os.PathLike[str]) -> int:
     """The largest size a token is stored for in *root* (0 when none is)."""
-    from notanda_evidence import token_size
-
     try:
         names = os.listdir(_tokens_folder(root))
     except OSError:
         return 0
-    sizes = [size for size in map(token_size, names) if size is not None]
+    sizes = [size for size in map(evidence.token_size, names) if size is not None]
     return max(sizes, default=0)
 
 
@@ -687,8 +681,6 @@ class Stamper:
         Every failure is logged as one line with its :class:`StampCode` and
         returns False; the next call tries again.
         """
-        from notanda_evidence import checkpoint_bytes, token_name
-
         with self._busy:
             try:
                 head = self._head()
@@ -699,14 +691,16 @@ class Stamper:
                 return False
             if head.size <= self._stamped:
                 return False
-            if os.path.lexists(os.path.join(_tokens_folder(self.root), token_name(head.size))):
+            if os.path.lexists(
+                os.path.join(_tokens_folder(self.root), evidence.token_name(head.size))
+            ):
                 self._stamped = head.size
                 LOGGER.info("log head %d already stamped by another server", head.size)
                 return True
             try:
                 der = ask_tsa(
                     self.url,
-                    checkpoint_bytes(head.size, head.root),
+                    evidence.checkpoint_bytes(head.size, head.root),
                     self.deadline_s if deadline_s is None else deadline_s,
                     self.trusted,
                 )
@@ -716,11 +710,9 @@ class Stamper:
             return self._store(head.size, der)
 
     def _store(self, size: int, der: bytes) -> bool:
-        from notanda_evidence import EvidenceStorageError, store_token
-
         try:
-            stored = store_token(self.root, size, der)
-        except EvidenceStorageError as exc:
+            stored = evidence.store_token(self.root, size, der)
+        except evidence.EvidenceStorageError as exc:
             LOGGER.warning(
                 "log head %d not stamped: %s (%s)",
                 size,

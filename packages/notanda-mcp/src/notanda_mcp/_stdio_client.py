@@ -47,8 +47,8 @@ async def stdio_session(
         mode: The protocol era to negotiate (the SDK's ``mode``).
         read_timeout_seconds: How long to wait for each answer.
     """
-    from mcp import Client, StdioServerParameters
-    from mcp_types import Implementation
+    from mcp import Client, StdioServerParameters  # noqa: PLC0415 - lazy: see the module docstring
+    from mcp_types import Implementation  # noqa: PLC0415 - lazy: see the module docstring
 
     params = StdioServerParameters(command=command[0], args=list(command[1:]), env=dict(env))
     info = Implementation(name=client_name, version=__version__)

@@ -17,9 +17,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, NoReturn
 
+import notanda_openalex as openalex
 from notanda_evidence.verify_file import EXIT_BROKEN_PIPE as _EXIT_BROKEN_PIPE
+from notanda_evidence.verify_file import printable
 
 from ._errors import NotandaMcpError
+from ._schemas import Toolset, resolve_toolsets
 
 EXIT_OK = 0
 #: ``doctor``: a check failed; ``demo``: a step failed.
@@ -56,7 +59,7 @@ class HelpFormatter(argparse.HelpFormatter):
     """
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
-        import textwrap
+        import textwrap  # noqa: PLC0415 - lazy: only help text is wrapped, and most runs print none
 
         out: list[str] = []
         for paragraph in text.split("\n\n"):
@@ -87,8 +90,6 @@ class UsageParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        from notanda_evidence.verify_file import printable
-
         self.print_usage(sys.stderr)
         self.exit(
             EXIT_USAGE,
@@ -134,8 +135,6 @@ def parse_toolsets(text: str) -> tuple[str, ...]:
     Raises:
         _Usage: The list is empty, has an empty item, or names an unknown toolset.
     """
-    from ._schemas import Toolset, resolve_toolsets
-
     names = [name.strip() for name in text.split(",")]
     known = ",".join(toolset.value for toolset in Toolset)
     if not all(names):
@@ -165,11 +164,9 @@ def check_configuration(env: Mapping[str, str] | None = None) -> Any:
             variable, the path HARVESTER_CONFIG gives, the problem and what to
             do, and never a value read from the file or the environment.
     """
-    from notanda_openalex import ConfigurationError, load_core_config
-
     try:
-        return load_core_config(env)
-    except ConfigurationError as exc:
+        return openalex.load_core_config(env)
+    except openalex.ConfigurationError as exc:
         source = os.environ if env is None else env
         path = source.get("HARVESTER_CONFIG")
         where = f"HARVESTER_CONFIG={path}" if path else "the HARVESTER_* variables"
