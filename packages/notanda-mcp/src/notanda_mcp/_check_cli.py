@@ -46,11 +46,12 @@ if TYPE_CHECKING:
 
     from ._check_run import Plan, RunOutcome, Selection
 
-EXIT_VERIFIED = 0
+#: Every reference ``verified`` (success, as for every command).
+EXIT_VERIFIED = _usage.EXIT_OK
 #: Any reference is ``metadata_mismatch``, ``not_found``, ``ambiguous`` or
 #: ``unparsed``, or a cited key is missing from the bibliography.
 EXIT_FINDINGS = 1
-EXIT_USAGE = 2
+EXIT_USAGE = _usage.EXIT_USAGE
 #: Nothing of exit 1, but some ``unchecked`` (parts never run count).
 EXIT_UNCHECKED = 3
 #: A part failed as a whole, or the report could not be written.
@@ -101,7 +102,7 @@ def parser() -> argparse.ArgumentParser:
         "--format",
         default=ReferenceFormat.AUTO.value,
         choices=[member.value for member in ReferenceFormat],
-        help="how the bibliography is written (default: auto)",
+        help=f"how the bibliography is written (default: {ReferenceFormat.AUTO.value})",
     )
     built.add_argument(
         "--cited-in",

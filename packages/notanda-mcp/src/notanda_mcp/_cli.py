@@ -25,6 +25,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from ._service import DEFAULT_SEARCH_SLOTS
+from ._stamper import DEFAULT_TIMESTAMP_EVERY_S, MINIMUM_TIMESTAMP_EVERY_S
 from ._usage import (
     EXIT_OK,
     EXIT_USAGE,
@@ -91,9 +93,9 @@ def _server_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--search-slots",
         type=int,
-        default=2,
+        default=DEFAULT_SEARCH_SLOTS,
         metavar="N",
-        help="searches that may run at once (default: 2)",
+        help=f"searches that may run at once (default: {DEFAULT_SEARCH_SLOTS})",
     )
     parser.add_argument(
         "--timestamp-url",
@@ -103,8 +105,8 @@ def _server_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--timestamp-every",
         metavar="SECONDS",
-        help="with --timestamp-url, how often to stamp what was logged since (at least 1; "
-        "default: 300)",
+        help="with --timestamp-url, how often to stamp what was logged since (at least "
+        f"{MINIMUM_TIMESTAMP_EVERY_S:g}; default: {DEFAULT_TIMESTAMP_EVERY_S:g})",
     )
     parser.add_argument(
         "--tsa-ca",
@@ -207,7 +209,10 @@ def _main(argv: Sequence[str] | None) -> int:
     configure_logging(args.log_level)
     try:
         if args.search_slots < 1:
-            raise _Usage("--search-slots must be at least 1: give 1 or more (default 2)")
+            raise _Usage(
+                "--search-slots must be at least 1: give 1 or more "
+                f"(default {DEFAULT_SEARCH_SLOTS})"
+            )
         toolsets = parse_toolsets(args.toolsets)
         every = _timestamp_settings(args.timestamp_url, args.timestamp_every, args.tsa_ca)
         root = resolve_evidence_dir(args.evidence_dir, create=True)
