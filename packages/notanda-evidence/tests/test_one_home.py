@@ -83,3 +83,11 @@ def test_cite_offers_exactly_the_citation_formats_and_defaults_to_bibtex() -> No
     assert action.default == CitationFormat.BIBTEX.value
     for choice in action.choices:
         assert isinstance(render((), CitationFormat(choice)), str)
+
+
+def test_a_hostile_argument_is_escaped_once(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        verify_file.main(["--root", "r", "--\x1b[2J"])
+    err = capsys.readouterr().err
+    assert "\x1b" not in err
+    assert "error: unrecognized arguments: --\\x1b[2J\n" in err

@@ -257,3 +257,12 @@ def test_the_usage_parser_is_the_verifier_s(capsys: pytest.CaptureFixture[str]) 
     lines = capsys.readouterr().err.splitlines()
     assert lines[-2] == "notanda-mcp demo: error: unrecognized arguments: --receipt x"
     assert lines[-1] == "notanda-mcp demo: remedy: run 'notanda-mcp demo --help' for every option"
+
+
+def test_a_hostile_argument_is_escaped_once(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = _usage.UsageParser(prog="notanda-mcp demo")
+    with pytest.raises(SystemExit):
+        parser.parse_args(["\x1b[2J"])
+    err = capsys.readouterr().err
+    assert "\x1b" not in err
+    assert err.splitlines()[-2] == "notanda-mcp demo: error: unrecognized arguments: \\x1b[2J"

@@ -2128,10 +2128,8 @@ class UsageParser(argparse.ArgumentParser):
     ) -> argparse.Namespace:
         """Parse as argparse does, but let the innermost subcommand refuse what it does not know."""
         parsed, extras = self.parse_known_args(args, namespace)
-        if extras:
-            self.innermost(parsed).error(
-                "unrecognized arguments: " + " ".join(printable(e) for e in extras)
-            )
+        if extras:  # escaped once, by error(), as argparse's own messages are
+            self.innermost(parsed).error("unrecognized arguments: " + " ".join(extras))
         return parsed
 
     def innermost(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
