@@ -29,6 +29,7 @@ from notanda_evidence.verify_file import (
     parse_canonical,
     parse_timestamp,
 )
+from notanda_openalex._vocabulary import CHECKED_REFERENCE_KEYS
 
 pytestmark = pytest.mark.anyio
 
@@ -45,10 +46,8 @@ BIBTEX = r"""
 @article{ghost, title={A treatise nobody ever wrote about imaginary engines},
   author={Nobody, Ann}, year={2019}}
 """
-ENTRY_KEYS = {
-    "index", "key", "verdict", "differs", "retracted", "work", "observation", "error",
-    "identifier_withheld",
-}  # fmt: skip
+#: Every entry holds every key a checked reference has (``CHECKED_REFERENCE_KEYS``).
+ENTRY_KEYS = set(CHECKED_REFERENCE_KEYS)
 
 
 def checker(root: Path, provider: FakeOpenAlex | None = None, **kwargs: Any) -> Any:

@@ -50,6 +50,9 @@ from ._runs import RunTracker
 from ._timestamp_audit import TimestampAudit, audit_timestamps, token_sizes
 from ._timestamps import TIMESTAMPS_DIR
 from .verify_file import (
+    EXIT_FAILED,
+    EXIT_INCOMPLETE,
+    EXIT_OK,
     Finding,
     Outcome,
     RecordIds,
@@ -112,14 +115,14 @@ def audit_exit_code(
     """The audit's exit code from the records' own, the log's findings and the tokens'."""
     log_errors = [f for f in log_findings if f.severity is Severity.ERROR]
     if (
-        records == 1
+        records == EXIT_FAILED
         or any(f.code not in _INCOMPLETE for f in log_errors)
         or (stamps is not None and stamps.failed)
     ):
-        return 1
-    if records == 3 or log_errors or (stamps is not None and stamps.unchecked):
-        return 3
-    return 0
+        return EXIT_FAILED
+    if records == EXIT_INCOMPLETE or log_errors or (stamps is not None and stamps.unchecked):
+        return EXIT_INCOMPLETE
+    return EXIT_OK
 
 
 def _read_log_finding(exc: EvidenceLogError) -> Finding:

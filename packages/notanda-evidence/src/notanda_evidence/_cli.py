@@ -50,10 +50,10 @@ from .verify_file import (
     printable_json,
 )
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_INCOMPLETE = 3
+EXIT_OK = verify_file.EXIT_OK
+EXIT_FAILED = verify_file.EXIT_FAILED
+EXIT_USAGE = verify_file.EXIT_USAGE
+EXIT_INCOMPLETE = verify_file.EXIT_INCOMPLETE
 #: The output was closed before the command finished (``verify_file.quiet_broken_pipe``).
 EXIT_BROKEN_PIPE = verify_file.EXIT_BROKEN_PIPE
 ROOT_VARIABLE = "NOTANDA_EVIDENCE_DIR"
@@ -535,7 +535,11 @@ def _parser() -> verify_file.UsageParser:
         help="evidence ID, optionally with one OpenAlex work ID",
     )
     _add_root(cite)
-    cite.add_argument("--format", choices=["bibtex", "csl-json", "ris"], default="bibtex")
+    cite.add_argument(
+        "--format",
+        choices=[fmt.value for fmt in CitationFormat],
+        default=CitationFormat.BIBTEX.value,
+    )
     cite.add_argument("--receipts", metavar="FILE", help="file of 'EVIDENCE_ID RECEIPT' lines")
     cite.add_argument(
         "--head", metavar="SIZE:ROOT", help="require every record under this held head"

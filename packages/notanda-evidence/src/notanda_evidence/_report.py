@@ -31,7 +31,15 @@ from urllib.parse import quote
 
 from ._cite import CitationError, _logged_receipts, _verified, normalize_doi
 from ._log import Head
-from .verify_file import NOTICE, VERIFIED, Outcome, is_check_record
+from .verify_file import (
+    EXIT_FAILED,
+    EXIT_INCOMPLETE,
+    EXIT_OK,
+    NOTICE,
+    VERIFIED,
+    Outcome,
+    is_check_record,
+)
 
 __all__ = ["ReportCode", "ReportFormat", "build_report"]
 
@@ -153,10 +161,10 @@ class CheckReport:
     def exit_code(self) -> int:
         """``docs/errors.md``: 1 a record left out, 3 one incomplete or unlogged, else 0."""
         if any(item.code != Outcome.INCOMPLETE for item in self.left_out):
-            return 1
+            return EXIT_FAILED
         if self.left_out or any(part.logged is None for part in self.parts):
-            return 3
-        return 0
+            return EXIT_INCOMPLETE
+        return EXIT_OK
 
 
 # ------------------------------------------------------------------ gathering

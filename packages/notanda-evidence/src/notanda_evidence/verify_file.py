@@ -59,7 +59,7 @@ if sys.version_info < MIN_PYTHON:
         f"verify_file.py needs Python {MIN_PYTHON[0]}.{MIN_PYTHON[1]} or later;"
         f" this is Python {sys.version_info[0]}.{sys.version_info[1]}\n"
     )
-    sys.exit(2)
+    sys.exit(2)  # EXIT_USAGE: checked before anything is defined
 
 if TYPE_CHECKING:
     from typing import TypeGuard
@@ -1805,7 +1805,7 @@ class Tally:
     @property
     def exit_code(self) -> int:
         """The documented exit code of the records counted so far."""
-        return 1 if self.failed else 3 if self.incomplete else 0
+        return EXIT_FAILED if self.failed else EXIT_INCOMPLETE if self.incomplete else EXIT_OK
 
     def summary(self) -> dict[str, int]:
         """The records counted per outcome, and in all."""
@@ -1818,7 +1818,7 @@ def exit_code(records: Iterable[RecordResult]) -> int:
     for record in records:
         tally.add(record)
         if tally.failed:
-            return 1
+            return EXIT_FAILED
     return tally.exit_code
 
 
@@ -1981,7 +1981,7 @@ def run_verify(
             " with the command you ran",
             file=err,
         )
-        return 2
+        return EXIT_USAGE
 
 
 def require_folder(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -2037,13 +2037,13 @@ def _run_verify(
     except UsageError as exc:
         for line in exc.lines():
             print(line, file=err)
-        return 2
+        return EXIT_USAGE
     except OSError as exc:
         name = exc.filename
         where = printable(os.fsdecode(name)) if isinstance(name, (str, bytes)) else "a PATH"
         print(f"error: cannot read {where} ({type(exc).__name__})", file=err)
         print("remedy: check that the path exists and that you may read it", file=err)
-        return 2
+        return EXIT_USAGE
     # The records are verified as the report is written: the text report
     # holds one record at a time, the JSON report one short entry per record.
     tally = Tally()
@@ -2058,6 +2058,12 @@ def _run_verify(
     return tally.exit_code
 
 
+#: The exit codes of the verifier and of ``notanda-evidence`` (the module docstring,
+#: ``docs/errors.md``): intact; a finding (or a refusal); no verdict; incomplete.
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INCOMPLETE = 3
 #: The exit code of a command whose output was closed before it finished:
 #: 128 + SIGPIPE, as a shell reports a process a closed pipe ended.
 EXIT_BROKEN_PIPE = 141
@@ -2100,7 +2106,9 @@ class UsageParser(argparse.ArgumentParser):
     ``remedy`` is formatted with ``prog``; subcommand parsers inherit the class.
     An option is never abbreviated (``--receipt`` is not ``--receipts``), an
     unknown subcommand is answered with the nearest one, and an argument a
-    subcommand does not know is refused with that subcommand's usage.
+    subcommand does not know is refused with that subcommand's usage. The one
+    usage parser of every Notanda command line: ``notanda_mcp`` derives its own
+    from it, with its remedy and lines (:meth:`usage_error_lines`).
     """
 
     remedy = "see {prog} --help"
@@ -2120,10 +2128,8 @@ class UsageParser(argparse.ArgumentParser):
     ) -> argparse.Namespace:
         """Parse as argparse does, but let the innermost subcommand refuse what it does not know."""
         parsed, extras = self.parse_known_args(args, namespace)
-        if extras:
-            self.innermost(parsed).error(
-                "unrecognized arguments: " + " ".join(printable(e) for e in extras)
-            )
+        if extras:  # escaped once, by error(), as argparse's own messages are
+            self.innermost(parsed).error("unrecognized arguments: " + " ".join(extras))
         return parsed
 
     def innermost(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
@@ -2143,7 +2149,15 @@ class UsageParser(argparse.ArgumentParser):
         """Print the usage, the problem and the remedy, and exit 2."""
         self.print_usage(sys.stderr)
         remedy = self.remedy.format(prog=self.prog)
-        self.exit(2, f"error: {printable(message)}\nremedy: {printable(remedy)}\n")
+        self.exit(EXIT_USAGE, self.usage_error_lines(printable(message), printable(remedy)))
+
+    def usage_error_lines(self, problem: str, remedy: str) -> str:
+        """What a usage error prints under the usage: *problem* and *remedy*, already escaped.
+
+        These are the lines every other error of this file and of
+        ``notanda-evidence`` prints (``error: ...``, ``remedy: ...``).
+        """
+        return f"error: {problem}\nremedy: {remedy}\n"
 
 
 class _VerifyParser(UsageParser):
@@ -2155,8 +2169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _VerifyParser(
         prog="verify_file.py",
         description="Verify Notanda evidence records (schema version 1) with the stdlib only.",
-        epilog="Exit codes: 0 intact, 1 a finding, 2 no verdict (usage or internal error),"
-        " 3 incomplete.",
+        epilog=f"Exit codes: {EXIT_OK} intact, {EXIT_FAILED} a finding, {EXIT_USAGE} no verdict"
+        f" (usage or internal error), {EXIT_INCOMPLETE} incomplete.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {VERIFIER_VERSION}")
     add_verify_arguments(parser)

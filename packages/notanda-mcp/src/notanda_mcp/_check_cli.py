@@ -57,11 +57,13 @@ if TYPE_CHECKING:
     import httpx
     from notanda_openalex import Citations, ParsedReferences
 
-EXIT_VERIFIED = 0
+
+#: Every reference ``verified`` (success, as for every command).
+EXIT_VERIFIED = _usage.EXIT_OK
 #: Any reference is ``metadata_mismatch``, ``not_found``, ``ambiguous`` or
 #: ``unparsed``, or a cited key is missing from the bibliography.
 EXIT_FINDINGS = 1
-EXIT_USAGE = 2
+EXIT_USAGE = _usage.EXIT_USAGE
 #: Nothing of exit 1, but some ``unchecked`` (parts never run count).
 EXIT_UNCHECKED = 3
 #: A part failed as a whole, or the report could not be written.
@@ -113,7 +115,7 @@ def parser() -> argparse.ArgumentParser:
         "--format",
         default=openalex.ReferenceFormat.AUTO.value,
         choices=[member.value for member in openalex.ReferenceFormat],
-        help="how the bibliography is written (default: auto)",
+        help=f"how the bibliography is written (default: {openalex.ReferenceFormat.AUTO.value})",
     )
     built.add_argument(
         "--cited-in",

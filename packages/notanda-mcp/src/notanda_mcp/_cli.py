@@ -28,7 +28,14 @@ from collections.abc import Sequence
 from notanda_evidence.verify_file import printable, quiet_broken_pipe, unknown_command
 
 from ._logging import configure_logging
-from ._stamper import check_timestamp_url, load_tsa_ca, parse_every
+from ._service import DEFAULT_SEARCH_SLOTS
+from ._stamper import (
+    DEFAULT_TIMESTAMP_EVERY_S,
+    MINIMUM_TIMESTAMP_EVERY_S,
+    check_timestamp_url,
+    load_tsa_ca,
+    parse_every,
+)
 from ._usage import (
     EXIT_OK,
     EXIT_USAGE,
@@ -100,9 +107,9 @@ def _server_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--search-slots",
         type=int,
-        default=2,
+        default=DEFAULT_SEARCH_SLOTS,
         metavar="N",
-        help="searches that may run at once (default: 2)",
+        help=f"searches that may run at once (default: {DEFAULT_SEARCH_SLOTS})",
     )
     parser.add_argument(
         "--timestamp-url",
@@ -112,8 +119,8 @@ def _server_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--timestamp-every",
         metavar="SECONDS",
-        help="with --timestamp-url, how often to stamp what was logged since (at least 1; "
-        "default: 300)",
+        help="with --timestamp-url, how often to stamp what was logged since (at least "
+        f"{MINIMUM_TIMESTAMP_EVERY_S:g}; default: {DEFAULT_TIMESTAMP_EVERY_S:g})",
     )
     parser.add_argument(
         "--tsa-ca",
@@ -210,7 +217,10 @@ def _main(argv: Sequence[str] | None) -> int:
     configure_logging(args.log_level)
     try:
         if args.search_slots < 1:
-            raise _Usage("--search-slots must be at least 1: give 1 or more (default 2)")
+            raise _Usage(
+                "--search-slots must be at least 1: give 1 or more "
+                f"(default {DEFAULT_SEARCH_SLOTS})"
+            )
         toolsets = parse_toolsets(args.toolsets)
         every = _timestamp_settings(args.timestamp_url, args.timestamp_every, args.tsa_ca)
         root = resolve_evidence_dir(args.evidence_dir, create=True)

@@ -37,7 +37,7 @@ from . import _usage
 from ._doctor import selftest_server
 from ._errors import NotandaMcpError
 from ._schemas import GET_EVIDENCE, SEARCH_LITERATURE, tool_names
-from ._stdio_client import stdio_session
+from ._stdio_client import DEFAULT_READ_TIMEOUT_S, stdio_session
 from ._usage import EXIT_OK, EXIT_USAGE, UsageParser, _Usage, parse_toolsets
 from ._version import __version__
 
@@ -109,9 +109,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--timeout",
         type=float,
-        default=60.0,
+        default=DEFAULT_READ_TIMEOUT_S,
         metavar="S",
-        help="seconds to wait for the answer (default: 60)",
+        help=f"seconds to wait for the answer (default: {DEFAULT_READ_TIMEOUT_S:g})",
     )
     return parser
 

@@ -4,13 +4,23 @@ A leaf module: the published schemas (``_schemas``), the service, the server
 and the resources import these enums, and it imports none of them. The values
 are the wire contract (also that of 0.1.0b2 and 0.1.0b3), listed with their
 remedies in ``docs/errors.md``; renaming one is a breaking change.
+:func:`error_answer` is the one builder of an error answer's content, whether
+it is stored in ``response.json`` or only sent.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
-__all__ = ["AnswerStatus", "BusyReason", "RecordState", "SchemaReason", "ToolError"]
+__all__ = [
+    "AnswerStatus",
+    "BusyReason",
+    "RecordState",
+    "SchemaReason",
+    "ToolError",
+    "error_answer",
+]
 
 
 class AnswerStatus(StrEnum):
@@ -73,3 +83,18 @@ class SchemaReason(StrEnum):
     MIN_ITEMS = "schema_minItems"
     MAX_ITEMS = "schema_maxItems"
     UNIQUE_ITEMS = "schema_uniqueItems"
+
+
+def error_answer(code: str, **fields: Any) -> dict[str, Any]:
+    """The content of an answer that failed with *code*: ``error``, ``status`` and *fields*.
+
+    *code* is a :class:`ToolError`, or a code another package owns that the
+    answer passes on (a record's outcome, a provider's error code), given as
+    its value. *fields* are the code's companions (``evidence_id``,
+    ``reason``, ``persisted``, ...), each as the answer holds it; the remedy
+    is added when answering (``Reply``), never here, so it is never stored.
+    """
+    if "error" in fields or "status" in fields:
+        raise TypeError("error and status are the code's: give the companions only")
+    content = {**fields, "error": str(code), "status": AnswerStatus.ERROR.value}
+    return dict(sorted(content.items()))

@@ -36,7 +36,7 @@ import notanda_evidence as evidence
 from mcp.shared.exceptions import MCPError
 from notanda_evidence.verify_file import NOTICE, is_check_record, printable
 
-from ._codes import AnswerStatus, ToolError
+from ._codes import AnswerStatus, ToolError, error_answer
 from ._errors import NotandaMcpError
 from ._guard import LogUnavailable, log_call, record_conditions
 from ._service import EvidenceService, Reply, remedy_for
@@ -220,7 +220,7 @@ class EvidenceResources:
                 text = await self._in_thread(partial(self._record_text, evidence_id))
                 ttl_ms = RECORD_TTL_MS
             else:
-                raise _failure({"error": ToolError.NOT_FOUND.value})
+                raise _failure(error_answer(ToolError.NOT_FOUND))
         except _ReadFailure as failure:
             raise failure.to_mcp() from None
         contents = types.TextResourceContents(uri=uri, mime_type=MIME_TYPE, text=text)
@@ -288,7 +288,7 @@ class EvidenceResources:
 
 
 def _log_failure(exc: LogUnavailable) -> _ReadFailure:
-    return _failure({"error": ToolError.EVIDENCE_LOG_UNAVAILABLE.value, "log_reason": exc.reason})
+    return _failure(error_answer(ToolError.EVIDENCE_LOG_UNAVAILABLE, log_reason=exc.reason))
 
 
 #: Bytes of the key a server start draws for its cursors, and of each cursor's tag.

@@ -14,6 +14,7 @@ from typing import Any
 
 from notanda_evidence.verify_file import CHECK_TOOL, NOTICE
 from notanda_openalex._vocabulary import (
+    CHECKED_REFERENCE_KEYS,
     DEFAULT_LIMIT,
     MAX_LIMIT,
     MAX_QUERY_LENGTH,
@@ -23,6 +24,7 @@ from notanda_openalex._vocabulary import (
     MIN_YEAR,
     OA_STATUSES,
     WORK_TYPES,
+    ReferenceFormat,
     Verdict,
 )
 from notanda_openalex._vocabulary import IDENTITY_FIELDS as _IDENTITY
@@ -302,6 +304,22 @@ def search_output() -> dict[str, Any]:
     }
 
 
+def _in_words(names: Iterable[str]) -> str:
+    """``a, b or c``: *names* as a sentence lists them."""
+    listed = list(names)
+    return listed[0] if len(listed) == 1 else ", ".join(listed[:-1]) + " or " + listed[-1]
+
+
+#: The ``format`` argument's description: ``auto``, then every reader, in the reader's order.
+_FORMATS_PROSE = (
+    _in_words(
+        [f"{ReferenceFormat.AUTO.value} (the default)"]
+        + [member.value for member in ReferenceFormat if member is not ReferenceFormat.AUTO]
+    )
+    + "."
+)
+
+
 def check_input() -> dict[str, Any]:
     """The input schema of ``check_references``.
 
@@ -319,8 +337,8 @@ def check_input() -> dict[str, Any]:
             },
             "format": {
                 "type": "string",
-                "default": "auto",
-                "description": "auto (the default), bibtex, ris, csl-json or text.",
+                "default": ReferenceFormat.AUTO.value,
+                "description": _FORMATS_PROSE,
             },
         },
         "required": ["references"],
@@ -332,13 +350,7 @@ def check_input() -> dict[str, Any]:
 VERDICTS: tuple[str, ...] = tuple(Verdict)
 #: One entry per input reference; only its keys are constrained, to keep the
 #: schema cheap to check (the work is a citation block, like a search result).
-_CHECKED_REFERENCE = {
-    "type": "object",
-    "required": [
-        "index", "key", "verdict", "differs", "retracted", "work", "observation", "error",
-        "identifier_withheld",
-    ],
-}  # fmt: skip
+_CHECKED_REFERENCE = {"type": "object", "required": list(CHECKED_REFERENCE_KEYS)}
 
 
 def check_output() -> dict[str, Any]:
@@ -353,8 +365,9 @@ def check_output() -> dict[str, Any]:
         "type": "object",
         "description": "A reference check's answer: status, evidence_id, receipt; on success "
         "content_notice, log_head, head, log_index, summary (a count per verdict) and "
-        "references (one per input reference, in input order: index, key, verdict, differs, "
-        "retracted, work, observation, error, identifier_withheld; verdict one of "
+        "references (one per input reference, in input order: "
+        + ", ".join(CHECKED_REFERENCE_KEYS)
+        + "; verdict one of "
         + ", ".join(VERDICTS)
         + "); "
         "on error error and remedy.",

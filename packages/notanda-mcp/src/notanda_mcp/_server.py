@@ -40,7 +40,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from notanda_evidence.verify_file import NOTICE, ParsedJSON, canonical_text
 
-from ._codes import AnswerStatus, RecordState, SchemaReason, ToolError
+from ._codes import RecordState, SchemaReason, ToolError, error_answer
 from ._errors import NotandaMcpError
 from ._logging import LOGGER
 from ._resources import EvidenceResources, evidence_link
@@ -52,7 +52,14 @@ from ._schemas import (
     resolve_toolsets,
     tool_names,
 )
-from ._service import CHECK_CONCURRENCY, CHECK_DEADLINE_S, Caller, EvidenceService, Reply
+from ._service import (
+    CHECK_CONCURRENCY,
+    CHECK_DEADLINE_S,
+    DEFAULT_SEARCH_SLOTS,
+    Caller,
+    EvidenceService,
+    Reply,
+)
 from ._stamper import (
     DEFAULT_TIMESTAMP_EVERY_S,
     MINIMUM_TIMESTAMP_EVERY_S,
@@ -62,7 +69,7 @@ from ._stamper import (
     load_tsa_ca,
 )
 from ._stdin import MAX_LINE_BYTES, LineTooLong, StoppableStdin
-from ._usage import EXIT_FORCED
+from ._usage import EXIT_FORCED, EXIT_OK
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -342,14 +349,7 @@ class NotandaServer:
             raise MCPError(types.INVALID_PARAMS, "Unknown tool")
         if self.calls.closing:
             return _result(
-                Reply(
-                    {
-                        "error": ToolError.SHUTTING_DOWN.value,
-                        "persisted": False,
-                        "status": AnswerStatus.ERROR.value,
-                    },
-                    is_error=True,
-                )
+                Reply(error_answer(ToolError.SHUTTING_DOWN, persisted=False), is_error=True)
             )
         try:
             arguments = self._validators.check(params.name, params.arguments or {})
@@ -360,13 +360,12 @@ class NotandaServer:
             )
             return _result(
                 Reply(
-                    {
-                        "error": ToolError.INVALID_ARGUMENTS.value,
-                        "field": refusal.field,
-                        "persisted": False,
-                        "reason": refusal.reason.value,
-                        "status": AnswerStatus.ERROR.value,
-                    },
+                    error_answer(
+                        ToolError.INVALID_ARGUMENTS,
+                        field=refusal.field,
+                        persisted=False,
+                        reason=refusal.reason.value,
+                    ),
                     is_error=True,
                 )
             )
@@ -409,7 +408,6 @@ class NotandaServer:
         sealed: list[str] | None = None,
     ) -> Reply:
         reply: Reply | None = None
-        content: dict[str, Any]
         # Shielded: a client's cancellation does not stop a search from sealing.
         with anyio.CancelScope(shield=True) as scope, self.calls.track(scope):
             try:
@@ -421,33 +419,25 @@ class NotandaServer:
                     getattr(work, "func", work).__name__,
                     ToolError.INTERNAL_ERROR.value,
                 )
-                content = {
-                    "error": ToolError.INTERNAL_ERROR.value,
-                    "status": AnswerStatus.ERROR.value,
-                }
-                if created:  # the record exists; get_evidence says what state it is in
-                    content["evidence_id"] = created[0]
-                reply = Reply(content, is_error=True)
+                # If the record exists, get_evidence says what state it is in.
+                record = {"evidence_id": created[0]} if created else {}
+                reply = Reply(error_answer(ToolError.INTERNAL_ERROR, **record), is_error=True)
         if reply is not None:
             return reply
         # The grace period ran out and the search goes on. A record not yet
         # sealed stays incomplete; a sealed one is evidence whose log append
         # may or may not land: its receipt is returned (``adopt`` logs it).
-        content = {
-            "error": ToolError.SHUTTING_DOWN.value,
-            "persisted": False,
-            "status": AnswerStatus.ERROR.value,
-        }
+        state: dict[str, Any] = {"persisted": False}
         if created and sealed:
-            content.update(
+            state.update(
                 evidence_id=created[0],
                 persisted=True,
                 receipt=sealed[0],
                 record_state=RecordState.SEALED.value,
             )
         elif created:
-            content.update(evidence_id=created[0], record_state=RecordState.INCOMPLETE.value)
-        return Reply(content, is_error=True)
+            state.update(evidence_id=created[0], record_state=RecordState.INCOMPLETE.value)
+        return Reply(error_answer(ToolError.SHUTTING_DOWN, **state), is_error=True)
 
     # -------------------------------------------------------------- stdio
 
@@ -528,7 +518,7 @@ class NotandaServer:
             sys.stderr.flush()
             # Worker threads that overran the grace period are not daemons; exit
             # without joining them. Their records stay incomplete, never corrupt.
-            os._exit(0)
+            os._exit(EXIT_OK)
 
 
 async def _refuse_line(write: Any, refused: LineTooLong) -> None:
@@ -622,7 +612,7 @@ def build_server(
     transport: httpx.BaseTransport | None = None,
     config: Mapping[str, str] | None = None,
     on_stage: StageCallback | None = None,
-    search_slots: int = 2,
+    search_slots: int = DEFAULT_SEARCH_SLOTS,
     toolsets: Iterable[str] = DEFAULT_TOOLSETS,
     check_concurrency: int = CHECK_CONCURRENCY,
     check_deadline_s: float = CHECK_DEADLINE_S,
@@ -695,7 +685,7 @@ def build_server(
         # As on the command line: an interval without a TSA would be ignored in silence.
         raise ValueError("timestamp_every is given without timestamp_url: stamping is off")
     if not timestamp_every >= MINIMUM_TIMESTAMP_EVERY_S:
-        raise ValueError("timestamp_every must be at least 1 second")
+        raise ValueError(f"timestamp_every must be at least {MINIMUM_TIMESTAMP_EVERY_S:g} second")
     if not timestamp_deadline_s > 0:
         raise ValueError("timestamp_deadline_s must be positive")
     if tsa_ca is not None and timestamp_url is None:

@@ -47,7 +47,7 @@ from notanda_evidence.verify_file import (
 )
 
 from . import _software
-from ._codes import AnswerStatus, BusyReason, RecordState, ToolError
+from ._codes import AnswerStatus, BusyReason, RecordState, ToolError, error_answer
 from ._guard import LogUnavailable, log_call, record_conditions, start_log_call
 from ._logging import LOGGER
 from ._schemas import CHECK_REFERENCES, REMEDIES, SEARCH_LITERATURE
@@ -74,13 +74,15 @@ __all__ = [
     "remedy_for",
 ]
 
-#: The whole search, from arrival to answer, including any wait for a slot.
-SEARCH_DEADLINE_S = 20.0
+#: The whole search, from arrival to answer, including any wait for a slot:
+#: the client's own default deadline for a search.
+SEARCH_DEADLINE_S = openalex.DEFAULT_SEARCH_DEADLINE_S
 #: The server's budget for a whole reference check, from arrival to answer,
 #: including any wait for a slot; what is left is the check's own deadline.
-CHECK_DEADLINE_S = 60.0
-#: Requests the server lets one check keep in flight.
-CHECK_CONCURRENCY = 4
+#: The client's default for a check, so a record's ``limits`` mean one thing.
+CHECK_DEADLINE_S = openalex.DEFAULT_CHECK_DEADLINE_S
+#: Requests the server lets one check keep in flight: the client's default.
+CHECK_CONCURRENCY = openalex.DEFAULT_CHECK_CONCURRENCY
 #: Searches that may run at once in one process; later ones wait for a slot.
 DEFAULT_SEARCH_SLOTS = 2
 
@@ -318,7 +320,7 @@ class EvidenceService:
         started = time.monotonic()
         query, limit, filters = (
             arguments.get("query"),
-            arguments.get("limit", 5),
+            arguments.get("limit", openalex.DEFAULT_LIMIT),
             arguments.get("filters"),
         )
         request: SearchRequest | None = None
@@ -379,7 +381,7 @@ class EvidenceService:
         started = time.monotonic()
         # The input schema makes both strings; parse_references checks again.
         text: Any = arguments.get("references")
-        format_name: Any = arguments.get("format", "auto")
+        format_name: Any = arguments.get("format", openalex.ReferenceFormat.AUTO.value)
         parsed: ParsedReferences | None = None
         invalid: openalex.ReferenceInputError | None = None
         try:
@@ -611,14 +613,13 @@ class EvidenceService:
         except LogUnavailable as exc:
             LOGGER.error(f"{kind} %s sealed but not logged: %s", evidence_id, exc.reason)
             return Reply(
-                {
-                    "error": ToolError.EVIDENCE_LOG_UNAVAILABLE.value,
-                    "evidence_id": evidence_id,
-                    "log_reason": exc.reason,
-                    "persisted": True,
-                    "receipt": receipt,
-                    "status": AnswerStatus.ERROR.value,
-                },
+                error_answer(
+                    ToolError.EVIDENCE_LOG_UNAVAILABLE,
+                    evidence_id=evidence_id,
+                    log_reason=exc.reason,
+                    persisted=True,
+                    receipt=receipt,
+                ),
                 is_error=True,
             )
         content = {
@@ -658,29 +659,15 @@ class EvidenceService:
             # A record file nested past the parser's depth or too large for
             # memory: whatever its bytes, the record does not check out.
             if not evidence.is_evidence_id(evidence_id):  # pragma: no cover - checked earlier
-                return Reply(
-                    {
-                        "error": ToolError.INVALID_EVIDENCE_ID.value,
-                        "status": AnswerStatus.ERROR.value,
-                    },
-                    is_error=True,
-                )
+                return Reply(error_answer(ToolError.INVALID_EVIDENCE_ID), is_error=True)
             condition = f"{ToolError.INTEGRITY_FAILURE} ({type(exc).__name__})"
             LOGGER.warning("retrieval %s: %s", evidence_id, condition)
             return Reply(
-                {
-                    "error": ToolError.INTEGRITY_FAILURE.value,
-                    "evidence_id": evidence_id,
-                    "status": AnswerStatus.ERROR.value,
-                },
-                is_error=True,
+                error_answer(ToolError.INTEGRITY_FAILURE, evidence_id=evidence_id), is_error=True
             )
         if result.outcome is evidence.Outcome.INVALID_EVIDENCE_ID:
             LOGGER.info("retrieval %s: %s", "-", result.outcome.value)
-            return Reply(
-                {"error": ToolError.INVALID_EVIDENCE_ID.value, "status": AnswerStatus.ERROR.value},
-                is_error=True,
-            )
+            return Reply(error_answer(ToolError.INVALID_EVIDENCE_ID), is_error=True)
         valid_id = result.evidence_id
         if result.outcome is evidence.Outcome.INCOMPLETE:
             LOGGER.info("retrieval %s: %s", valid_id, AnswerStatus.INCOMPLETE.value)
@@ -689,11 +676,7 @@ class EvidenceService:
             )
         if result.outcome is not evidence.Outcome.OK or result.response is None:
             LOGGER.info("retrieval %s: %s", valid_id, result.outcome.value)
-            content = {
-                "error": result.outcome.value,
-                "evidence_id": valid_id,
-                "status": AnswerStatus.ERROR.value,
-            }
+            content = error_answer(result.outcome.value, evidence_id=valid_id)
             problem = receipt_problem(receipt) if receipt is not None else None
             if result.outcome is evidence.Outcome.RECEIPT_MISMATCH and problem is not None:
                 # What was given, against what a receipt is (never the value itself).
@@ -708,12 +691,9 @@ class EvidenceService:
             log_reason = exc.reason
             LOGGER.error("retrieval %s: %s", valid_id, f"log unavailable ({log_reason})")
             return Reply(
-                {
-                    "error": ToolError.EVIDENCE_LOG_UNAVAILABLE.value,
-                    "evidence_id": valid_id,
-                    "log_reason": log_reason,
-                    "status": AnswerStatus.ERROR.value,
-                },
+                error_answer(
+                    ToolError.EVIDENCE_LOG_UNAVAILABLE, evidence_id=valid_id, log_reason=log_reason
+                ),
                 is_error=True,
             )
         latest = None
@@ -721,14 +701,7 @@ class EvidenceService:
             latest = None if kind is evidence.EntryType.TOMBSTONE else logged_receipt
         if latest is not None and latest != result.receipt:
             LOGGER.warning("retrieval %s: %s", valid_id, ToolError.LOG_MISMATCH.value)
-            return Reply(
-                {
-                    "error": ToolError.LOG_MISMATCH.value,
-                    "evidence_id": valid_id,
-                    "status": AnswerStatus.ERROR.value,
-                },
-                is_error=True,
-            )
+            return Reply(error_answer(ToolError.LOG_MISMATCH, evidence_id=valid_id), is_error=True)
         content = dict(result.response)
         content.setdefault("content_notice", NOTICE)
         content["logged"] = latest is not None
@@ -753,13 +726,12 @@ def _not_attempted() -> dict[str, Any]:
 
 
 def _invalid_response(evidence_id: str, invalid: Any) -> dict[str, Any]:
-    return {
-        "error": ToolError.INVALID_ARGUMENTS.value,
-        "evidence_id": evidence_id,
-        "field": invalid.field,
-        "reason": invalid.reason.value,
-        "status": AnswerStatus.ERROR.value,
-    }
+    return error_answer(
+        ToolError.INVALID_ARGUMENTS,
+        evidence_id=evidence_id,
+        field=invalid.field,
+        reason=invalid.reason.value,
+    )
 
 
 def _from_result(
@@ -835,25 +807,21 @@ def _formatted_times(attempt: dict[str, Any]) -> dict[str, Any]:
 def _failure_response(evidence_id: str, error: ProviderFailure | None) -> dict[str, Any]:
     """The stored answer of a call that failed at the provider or its configuration."""
     failure = error.to_record() if error is not None else {"code": ToolError.PROVIDER_ERROR.value}
-    return {
-        "error": failure["code"],
-        "evidence_id": evidence_id,
-        "status": AnswerStatus.ERROR.value,
+    return error_answer(
+        failure["code"],
+        evidence_id=evidence_id,
         **{
             key: failure[key]
             for key in ("reason", "detail", "http_status", "retry_after_s")
             if failure.get(key) is not None
         },
-    }
+    )
 
 
 def _busy(evidence_id: str) -> dict[str, Any]:
-    return {
-        "error": ToolError.SERVER_BUSY.value,
-        "evidence_id": evidence_id,
-        "reason": BusyReason.NO_SEARCH_SLOT.value,
-        "status": AnswerStatus.ERROR.value,
-    }
+    return error_answer(
+        ToolError.SERVER_BUSY, evidence_id=evidence_id, reason=BusyReason.NO_SEARCH_SLOT.value
+    )
 
 
 def _redact_values(openalex: OpenAlexClient, value: Any) -> Any:
@@ -933,13 +901,15 @@ def _body_depth(levels: int) -> int:
 
 
 def _storage_failure(exc: Any, evidence_id: str | None) -> Reply:
-    content: dict[str, Any] = {
-        "error": ToolError.EVIDENCE_STORAGE_UNAVAILABLE.value,
-        "persisted": False,
-        "status": AnswerStatus.ERROR.value,
-        "storage_reason": exc.reason.value,
-    }
-    if evidence_id is not None:
-        content["evidence_id"] = evidence_id
-        content["record_state"] = RecordState.INCOMPLETE.value
+    record: dict[str, Any] = (
+        {}
+        if evidence_id is None
+        else {"evidence_id": evidence_id, "record_state": RecordState.INCOMPLETE.value}
+    )
+    content = error_answer(
+        ToolError.EVIDENCE_STORAGE_UNAVAILABLE,
+        persisted=False,
+        storage_reason=exc.reason.value,
+        **record,
+    )
     return Reply(content, is_error=True)

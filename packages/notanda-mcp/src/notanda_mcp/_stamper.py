@@ -214,8 +214,9 @@ def parse_every(text: str) -> float:
     """
     if _DECIMAL.fullmatch(text) is None or float(text) < MINIMUM_TIMESTAMP_EVERY_S:
         raise ValueError(
-            "--timestamp-every must be a decimal number of seconds, at least 1: "
-            f"give e.g. --timestamp-every 300 (the default, {DEFAULT_TIMESTAMP_EVERY_S:g})"
+            "--timestamp-every must be a decimal number of seconds, at least "
+            f"{MINIMUM_TIMESTAMP_EVERY_S:g}: give e.g. --timestamp-every "
+            f"{DEFAULT_TIMESTAMP_EVERY_S:g} (the default, {DEFAULT_TIMESTAMP_EVERY_S:g})"
         )
     return float(text)
 

@@ -29,6 +29,10 @@ class StdioSession:
         return result.structured_content, bool(result.is_error)
 
 
+#: How long a client waits for each answer of the server, by default, in seconds.
+DEFAULT_READ_TIMEOUT_S = 60.0
+
+
 @contextlib.asynccontextmanager
 async def stdio_session(
     command: Sequence[str],
@@ -36,7 +40,7 @@ async def stdio_session(
     client_name: str,
     env: Mapping[str, str],
     mode: str = "auto",
-    read_timeout_seconds: float = 60.0,
+    read_timeout_seconds: float = DEFAULT_READ_TIMEOUT_S,
 ) -> AsyncIterator[StdioSession]:
     """Start *command* as a stdio server, initialize, list its tools; stop it on exit.
 

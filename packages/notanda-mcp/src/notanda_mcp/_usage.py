@@ -11,27 +11,26 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import notanda_openalex as openalex
-from notanda_evidence.verify_file import EXIT_BROKEN_PIPE as _EXIT_BROKEN_PIPE
-from notanda_evidence.verify_file import printable
+from notanda_evidence import verify_file
 
 from ._errors import NotandaMcpError
 from ._schemas import Toolset, resolve_toolsets
 
-EXIT_OK = 0
+#: Success, and a usage error: what they are for every Notanda command (``verify_file``).
+EXIT_OK = verify_file.EXIT_OK
+EXIT_USAGE = verify_file.EXIT_USAGE
 #: ``doctor``: a check failed; ``demo``: a step failed.
 EXIT_PROBLEM = 1
 #: The server: a second SIGTERM or SIGINT stopped it without waiting.
 EXIT_FORCED = 1
-EXIT_USAGE = 2
 #: Every command: the output was closed before it finished (``quiet_broken_pipe``).
-EXIT_BROKEN_PIPE = _EXIT_BROKEN_PIPE
+EXIT_BROKEN_PIPE = verify_file.EXIT_BROKEN_PIPE
 
 
 class _Usage(NotandaMcpError):
@@ -77,25 +76,25 @@ class HelpFormatter(argparse.HelpFormatter):
         return "\n".join(out).rstrip("\n")
 
 
-class UsageParser(argparse.ArgumentParser):
-    """An argument parser whose usage errors end with a one-line remedy.
+class UsageParser(verify_file.UsageParser):
+    """The usage parser of every Notanda command (``verify_file.UsageParser``), for notanda-mcp.
 
-    An option is never abbreviated (``--receipt`` is never read as another
-    option), and description and epilog keep indented example lines whole.
+    As there, a usage error ends with a one-line remedy, exits 2, and an option
+    is never abbreviated (``--receipt`` is never read as another option). Here
+    description and epilog keep indented example lines whole, and each line of
+    a usage error names the command, as every other line notanda-mcp prints on
+    stderr does (``notanda-mcp: ...``).
     """
 
+    remedy = "run '{prog} --help' for every option"
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("allow_abbrev", False)
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
 
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(
-            EXIT_USAGE,
-            f"{self.prog}: error: {printable(message)}\n"
-            f"{self.prog}: remedy: run '{self.prog} --help' for every option\n",
-        )
+    def usage_error_lines(self, problem: str, remedy: str) -> str:
+        """*problem* and *remedy* (already escaped), each on a line that names the command."""
+        return f"{self.prog}: error: {problem}\n{self.prog}: remedy: {remedy}\n"
 
 
 def resolve_evidence_dir(text: str, *, create: bool, relative: bool = False) -> Path:

@@ -18,9 +18,6 @@ from ._version import __version__ as __version__
 # as ``X as X`` (an explicit re-export); ``tests/test_public_api.py`` checks
 # that the two agree. To add a name: one line here, one entry in ``_EXPORTS``.
 if TYPE_CHECKING:
-    from ._checking import DEFAULT_CHECK_CONCURRENCY as DEFAULT_CHECK_CONCURRENCY
-    from ._checking import DEFAULT_CHECK_DEADLINE_S as DEFAULT_CHECK_DEADLINE_S
-    from ._checking import MAX_CHECK_CONCURRENCY as MAX_CHECK_CONCURRENCY
     from ._checking import MAX_DOIS_PER_REQUEST as MAX_DOIS_PER_REQUEST
     from ._checking import MAX_TITLE_CANDIDATES as MAX_TITLE_CANDIDATES
     from ._checking import AttemptPurpose as AttemptPurpose
@@ -70,7 +67,6 @@ if TYPE_CHECKING:
     from ._references import ParsedReferences as ParsedReferences
     from ._references import Reference as Reference
     from ._references import ReferenceAuthor as ReferenceAuthor
-    from ._references import ReferenceFormat as ReferenceFormat
     from ._references import UnparsedReason as UnparsedReason
     from ._references import parse_references as parse_references
     from ._references import read_references as read_references
@@ -79,7 +75,11 @@ if TYPE_CHECKING:
     from ._result import SearchFailure as SearchFailure
     from ._result import SearchResult as SearchResult
     from ._secrets import SECRET_NAMES as SECRET_NAMES
+    from ._vocabulary import DEFAULT_CHECK_CONCURRENCY as DEFAULT_CHECK_CONCURRENCY
+    from ._vocabulary import DEFAULT_CHECK_DEADLINE_S as DEFAULT_CHECK_DEADLINE_S
     from ._vocabulary import DEFAULT_LIMIT as DEFAULT_LIMIT
+    from ._vocabulary import DEFAULT_SEARCH_DEADLINE_S as DEFAULT_SEARCH_DEADLINE_S
+    from ._vocabulary import MAX_CHECK_CONCURRENCY as MAX_CHECK_CONCURRENCY
     from ._vocabulary import MAX_LIMIT as MAX_LIMIT
     from ._vocabulary import MAX_QUERY_LENGTH as MAX_QUERY_LENGTH
     from ._vocabulary import MAX_REFERENCES as MAX_REFERENCES
@@ -88,6 +88,7 @@ if TYPE_CHECKING:
     from ._vocabulary import MIN_YEAR as MIN_YEAR
     from ._vocabulary import OA_STATUSES as OA_STATUSES
     from ._vocabulary import WORK_TYPES as WORK_TYPES
+    from ._vocabulary import ReferenceFormat as ReferenceFormat
     from ._vocabulary import Verdict as Verdict
     from ._works import AUTHOR_CAP as AUTHOR_CAP
     from ._works import WORK_SELECT_FIELDS as WORK_SELECT_FIELDS
@@ -102,13 +103,14 @@ _EXPORTS = {
     "ARXIV_DOI_PREFIX": "._references",
     "AUTHOR_CAP": "._works",
     "BODY_CEILING_BYTES": "._client",
-    "DEFAULT_CHECK_CONCURRENCY": "._checking",
-    "DEFAULT_CHECK_DEADLINE_S": "._checking",
+    "DEFAULT_CHECK_CONCURRENCY": "._vocabulary",
+    "DEFAULT_CHECK_DEADLINE_S": "._vocabulary",
     "DEFAULT_LIMIT": "._vocabulary",
+    "DEFAULT_SEARCH_DEADLINE_S": "._vocabulary",
     "DEFAULT_USER_AGENT": "._client",
     "ENDPOINT": "._client",
     "MACRO_EXPANSION_FACTOR": "._references",
-    "MAX_CHECK_CONCURRENCY": "._checking",
+    "MAX_CHECK_CONCURRENCY": "._vocabulary",
     "MAX_CITATION_BYTES": "._citations",
     "MAX_DOIS_PER_REQUEST": "._checking",
     "MAX_LIMIT": "._vocabulary",
@@ -154,7 +156,7 @@ _EXPORTS = {
     "ReferenceCheck": "._checking",
     "ReferenceErrorCode": "._checking",
     "ReferenceField": "._matching",
-    "ReferenceFormat": "._references",
+    "ReferenceFormat": "._vocabulary",
     "ReferenceInputError": "._errors",
     "SearchFilters": "._query",
     "SearchRequest": "._query",

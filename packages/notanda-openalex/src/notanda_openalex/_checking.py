@@ -29,7 +29,13 @@ from ._observation import ProviderObservation
 from ._references import ParsedReferences, Reference, UnparsedReason
 from ._result import ProviderFailure, ProviderResult
 from ._transport import Deadline
-from ._vocabulary import Verdict
+from ._vocabulary import (
+    CHECKED_REFERENCE_KEYS,
+    DEFAULT_CHECK_CONCURRENCY,
+    DEFAULT_CHECK_DEADLINE_S,
+    MAX_CHECK_CONCURRENCY,
+    Verdict,
+)
 from ._works import WORK_SELECT_FIELDS, Work
 
 if TYPE_CHECKING:
@@ -61,10 +67,6 @@ __all__ = [
     "title_params",
 ]
 
-#: Requests in flight at once, by default.
-DEFAULT_CHECK_CONCURRENCY = 4
-#: The total deadline of one check, by default: first request to last byte.
-DEFAULT_CHECK_DEADLINE_S = 60.0
 #: At most this many DOIs in one ``filter=doi:A|B|...`` request.
 MAX_DOIS_PER_REQUEST = 50
 #: ``per-page`` of a DOI batch: room for two works per DOI (OpenAlex may hold a
@@ -72,8 +74,6 @@ MAX_DOIS_PER_REQUEST = 50
 DOI_BATCH_PER_PAGE = 2 * MAX_DOIS_PER_REQUEST
 #: At most this many candidates from one title lookup.
 MAX_TITLE_CANDIDATES = 10
-#: The most requests a check may keep in flight.
-MAX_CHECK_CONCURRENCY = 16
 #: How often (seconds) the coordinator looks at ``cancelled`` while requests run.
 _POLL_S = 0.05
 #: Characters OpenAlex's filter grammar reads as syntax anywhere in a value:
@@ -214,19 +214,18 @@ class CheckedReference:
         ``work`` is the work's record in the form a search result uses
         (:meth:`Work.to_record`), or ``None``.
         """
-        return {
-            "index": self.index,
-            "key": self.key,
-            "verdict": self.verdict.value,
-            "differs": [name.value for name in self.differs],
-            "retracted": self.retracted,
-            "work": None if self.work is None else self.work.to_record(),
-            "observation": self.attempt_index,
-            "error": None if self.error is None else self.error.value,
-            "identifier_withheld": (
-                None if self.identifier_withheld is None else self.identifier_withheld.value
-            ),
-        }
+        values = (
+            self.index,
+            self.key,
+            self.verdict.value,
+            [name.value for name in self.differs],
+            self.retracted,
+            None if self.work is None else self.work.to_record(),
+            self.attempt_index,
+            None if self.error is None else self.error.value,
+            None if self.identifier_withheld is None else self.identifier_withheld.value,
+        )
+        return dict(zip(CHECKED_REFERENCE_KEYS, values, strict=True))
 
     @property
     def observation(self) -> int | None:

@@ -17,9 +17,6 @@ import httpcore
 import httpx
 
 from ._checking import (
-    DEFAULT_CHECK_CONCURRENCY,
-    DEFAULT_CHECK_DEADLINE_S,
-    MAX_CHECK_CONCURRENCY,
     CheckRun,
     ReferenceCheck,
     refused_check,
@@ -41,6 +38,12 @@ from ._result import ProviderFailure, ProviderResult
 from ._secrets import REDACTED, SecretScrubber
 from ._transport import PINNED_HOST, Deadline, PinnedTransport, default_ssl_context
 from ._version import __version__
+from ._vocabulary import (
+    DEFAULT_CHECK_CONCURRENCY,
+    DEFAULT_CHECK_DEADLINE_S,
+    DEFAULT_SEARCH_DEADLINE_S,
+    MAX_CHECK_CONCURRENCY,
+)
 
 __all__ = [
     "BODY_CEILING_BYTES",
@@ -57,6 +60,8 @@ ENDPOINT = "https://api.openalex.org/works"
 BODY_CEILING_BYTES = 4 * 1024 * 1024
 DEFAULT_USER_AGENT = f"notanda-openalex/{__version__} (+https://github.com/notanda/notanda)"
 
+#: Name resolution, TCP connect and TLS of one request, by default, in seconds.
+DEFAULT_CONNECT_TIMEOUT_S = 10.0
 _ALLOWED_BASE_URLS = ("https://api.openalex.org", "https://api.openalex.org/")
 _CHUNK_SIZE = 64 * 1024
 #: Visible ASCII: what a bearer token and a User-Agent may contain here.
@@ -113,8 +118,8 @@ class OpenAlexClient:
         secrets: Iterable[str] = (),
         transport: httpx.BaseTransport | None = None,
         clock: Clock | None = None,
-        deadline_s: float = 20.0,
-        connect_timeout_s: float = 10.0,
+        deadline_s: float = DEFAULT_SEARCH_DEADLINE_S,
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
         user_agent: str = DEFAULT_USER_AGENT,
         network_backend: httpcore.NetworkBackend | None = None,
     ) -> None:
@@ -230,8 +235,8 @@ class OpenAlexClient:
             secrets=secrets,
             transport=transport,
             clock=clock,
-            deadline_s=20.0,
-            connect_timeout_s=10.0,
+            deadline_s=DEFAULT_SEARCH_DEADLINE_S,
+            connect_timeout_s=DEFAULT_CONNECT_TIMEOUT_S,
             user_agent=DEFAULT_USER_AGENT,
             network_backend=network_backend,
             refused=refused,
@@ -342,7 +347,7 @@ class OpenAlexClient:
             or not isinstance(concurrency, int)
             or not 1 <= concurrency <= MAX_CHECK_CONCURRENCY
         ):
-            raise ValueError("concurrency must be an integer from 1 to 16")
+            raise ValueError(f"concurrency must be an integer from 1 to {MAX_CHECK_CONCURRENCY}")
         if not deadline_s > 0:
             raise ValueError("deadline_s must be positive")
         refused = self._refused

@@ -31,7 +31,13 @@ from ._bibtex import BlockKind, Piece, RawBlock, scan_bibtex
 from ._errors import InputReason, ReferenceInputError
 from ._latex import decode_accents, latex_to_text
 from ._text import clean_display_text, replace_lone_surrogates
-from ._vocabulary import MAX_REFERENCES, MAX_REFERENCES_BYTES
+from ._vocabulary import (
+    FIELD_YEARS,
+    MAX_REFERENCES,
+    MAX_REFERENCES_BYTES,
+    TEXT_YEARS,
+    ReferenceFormat,
+)
 
 __all__ = [
     "ARXIV_DOI_PREFIX",
@@ -52,16 +58,6 @@ ARXIV_DOI_PREFIX = "10.48550/arxiv."
 MAX_MACRO_BYTES = 262_144
 #: All macro expansions of one text together produce at most this many times its UTF-8 bytes.
 MACRO_EXPANSION_FACTOR = 16
-
-
-class ReferenceFormat(StrEnum):
-    """The ``format`` argument of :func:`parse_references`."""
-
-    AUTO = "auto"
-    BIBTEX = "bibtex"
-    RIS = "ris"
-    CSL_JSON = "csl-json"
-    TEXT = "text"
 
 
 class UnparsedReason(StrEnum):
@@ -401,7 +397,7 @@ _ARXIV_IN_TEXT = re.compile(
     re.IGNORECASE,
 )
 _ARXIV_ID = re.compile(r"^(?:arxiv:\s*)?(\d{4}\.\d{4,5}|[a-z][a-z.-]*/\d{7})(?:v\d+)?$", re.I)
-_YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
+_FOUR_DIGITS = re.compile(r"(?<!\d)(\d{4})(?!\d)")
 
 
 def normalize_doi(value: str | None) -> str | None:
@@ -467,9 +463,9 @@ def _year(value: object) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value if 1000 <= value <= 2999 else None
+        return value if value in FIELD_YEARS else None
     if isinstance(value, str):
-        match = re.search(r"(?<!\d)(\d{4})(?!\d)", value)
+        match = _FOUR_DIGITS.search(value)
         return int(match.group(1)) if match else None
     return None
 
@@ -1186,7 +1182,8 @@ _NUMBERING = re.compile(r"^\s*(?:\[\d{1,4}\]|\(\d{1,4}\)|\d{1,4}[.)])\s+")
 _URLISH = re.compile(
     r"(?:https?://|www\.)\S+|\bdoi:\s*\S+|\b10\.\d{4,9}/\S+|\barxiv:\s*\S+", re.IGNORECASE
 )
-_APA_YEAR = re.compile(r"\((1[5-9]\d\d|20\d\d)[a-z]?(?:,[^()]{0,30})?\)\.?")
+#: ``(2020)``, ``(2020a)``, ``(2020, May 3)``: an APA year, if in :data:`TEXT_YEARS`.
+_APA_YEAR = re.compile(r"\((\d{4})[a-z]?(?:,[^()]{0,30})?\)\.?")
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{3,}?)[,.]?[\"“”]")
 _INITIALS = re.compile(r"^(?:[A-Z][a-z]?\.?[\s-]*){1,4}$")
 _VANCOUVER_NAME = re.compile(r"^[^\d,.;()]+?\s[A-Z]{1,4}$")
@@ -1212,9 +1209,23 @@ def _text_entry(place: dict[str, Any]) -> Reference:
     return Reference(index=0, doi=doi, arxiv_id=arxiv_id, **place, **_read_citation(body))
 
 
+def _text_years(text: str) -> list[str]:
+    """The four-digit numbers of *text* that are years in running text (:data:`TEXT_YEARS`)."""
+    return [digits for digits in _FOUR_DIGITS.findall(text) if _is_text_year(digits)]
+
+
+def _is_text_year(digits: str) -> bool:
+    r"""Four digits that name a year in running text: in :data:`TEXT_YEARS`, century in ASCII.
+
+    ``\d`` also matches other scripts' digits; a year's first two are ASCII here
+    (``19٩٩`` is read as 1999, ``١٩٩٩`` is not), as the readers have always had it.
+    """
+    return digits[:2].isascii() and int(digits) in TEXT_YEARS
+
+
 def _read_citation(body: str) -> dict[str, Any]:
     """Best-effort reading of APA, IEEE-like and Vancouver citations (documented rules)."""
-    apa = _APA_YEAR.search(body)
+    apa = next((m for m in _APA_YEAR.finditer(body) if _is_text_year(m.group(1))), None)
     quoted = _QUOTED.search(body)
     authors_text: str | None = None
     title: str | None = None
@@ -1234,7 +1245,7 @@ def _read_citation(body: str) -> dict[str, Any]:
         title = _clean(quoted.group(1).strip(" ,."))
         rest = body[quoted.end() :].strip(" ,.")
         head = re.sub(r"^in\s+", "", rest, flags=re.IGNORECASE).split(",", 1)[0].strip(" .")
-        venue = None if _YEAR.fullmatch(head) else _clean(head)
+        venue = None if _text_years(head) == [head] else _clean(head)
     else:
         vancouver = re.match(r"^([^.]*?)\.\s+(.*)$", body)
         if vancouver is not None and _vancouver_authors(vancouver.group(1)):
@@ -1242,7 +1253,7 @@ def _read_citation(body: str) -> dict[str, Any]:
             title, rest = _sentence(vancouver.group(2))
             venue = _venue(rest)
     if year is None:
-        years = _YEAR.findall(body)
+        years = _text_years(body)
         year = int(years[-1]) if years else None
     authors, truncated = (
         _text_authors(authors_text, inverted_first=apa is None and quoted is not None)
