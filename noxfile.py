@@ -476,7 +476,15 @@ def integration(session: nox.Session) -> None:
     """Install the three built wheels in a fresh venv and run tests-integration/ against them."""
     wheel_files = [str(p) for p in _wheel_paths().values()]
     # asn1crypto: the second TSA implementation of tests-support (tsa_python.py).
-    session.install("-c", str(CONSTRAINTS), *wheel_files, "pytest", "pytest-timeout", "pytest-xdist", "asn1crypto")
+    session.install(
+        "-c",
+        str(CONSTRAINTS),
+        *wheel_files,
+        "pytest",
+        "pytest-timeout",
+        "pytest-xdist",
+        "asn1crypto",
+    )
     workdir = Path(session.create_tmp()) / "run"
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.mkdir(parents=True)

@@ -188,7 +188,7 @@ def test_log_token_and_record_findings_are_one_type_with_each_familys_report_fie
     token = Finding(TimestampCode.MALFORMED, Severity.ERROR, "3.tsr", "truncated")
     record = Finding(Code.PAYLOAD_MISSING, Severity.ERROR, "provider.json")
     # The --json report of each family is what it was before the merge, keys sorted, and
-    # (audit format 3) with the remedy of a family that states them.
+    # (audit format 3, and 4 for the tokens) with the remedy of a family that states them.
     assert log.to_json() == {
         "code": "log.chain_break",
         "detail": None,
@@ -202,6 +202,7 @@ def test_log_token_and_record_findings_are_one_type_with_each_familys_report_fie
         "code": "tsa.malformed",
         "detail": "truncated",
         "file": "3.tsr",
+        "remedy": TimestampCode.MALFORMED.remedy,
         "severity": "error",
     }
     # A record finding carries its remedy (report format_version 2 of verify, 3 of audit).

@@ -21,8 +21,11 @@ RECORDS_PER_WRITER = 30
 ROUNDS = 400  # an upper bound for each operator; they stop once the writers are done
 
 
-def _write(root: str, ready: threading.Event) -> list[str]:
-    ready.wait()
+def _write(root: str, started: list[threading.Event]) -> list[str]:
+    # Writing begins once every operator is inside its first round, so that
+    # however late a pool process starts, the rounds overlap the writing.
+    for event in started:
+        event.wait()
     log = EvidenceLog(root)
     ids = []
     for number in range(RECORDS_PER_WRITER):
@@ -37,19 +40,20 @@ def _write(root: str, ready: threading.Event) -> list[str]:
     return ids
 
 
-def _adopt_until(root: str, ready: threading.Event, done: threading.Event) -> int:
-    ready.wait()
+def _adopt_until(root: str, started: threading.Event, done: threading.Event) -> int:
     rounds = 0
-    while not done.is_set() and rounds < ROUNDS:
+    started.set()
+    while True:  # at least one round, the first beside the writers (see _write)
         adopt(root, min_age_s=0)
         rounds += 1
-    return rounds
+        if done.is_set() or rounds >= ROUNDS:
+            return rounds
 
 
-def _prune_until(root: str, ready: threading.Event, done: threading.Event) -> int:
-    ready.wait()
+def _prune_until(root: str, started: threading.Event, done: threading.Event) -> int:
     rounds = 0
-    while not done.is_set() and rounds < ROUNDS:
+    started.set()
+    while True:  # at least one round, the first beside the writers (see _write)
         data, _ = read_log(root)
         entries, _, _ = parse_log(data)
         logged = {e.evidence_id for e in entries if e.type is not EntryType.TOMBSTONE}
@@ -60,7 +64,8 @@ def _prune_until(root: str, ready: threading.Event, done: threading.Event) -> in
         present = [i for i in chosen if (Path(root) / i).exists()]
         prune(root, present[:2], reason="withdrawn during the test")
         rounds += 1
-    return rounds
+        if done.is_set() or rounds >= ROUNDS:
+            return rounds
 
 
 @pytest.mark.timeout(120)
@@ -70,18 +75,19 @@ def test_adopt_and_prune_beside_two_writers_never_log_twice_or_lose_a_record(
     root = str(tmp_path)
     context = multiprocessing.get_context("spawn")
     with context.Manager() as manager, context.Pool(5) as pool:
-        ready, done = manager.Event(), manager.Event()
+        started = [manager.Event() for _ in range(3)]
+        done = manager.Event()
         operators = [
-            pool.apply_async(_adopt_until, (root, ready, done)),
-            pool.apply_async(_adopt_until, (root, ready, done)),
-            pool.apply_async(_prune_until, (root, ready, done)),
+            pool.apply_async(_adopt_until, (root, started[0], done)),
+            pool.apply_async(_adopt_until, (root, started[1], done)),
+            pool.apply_async(_prune_until, (root, started[2], done)),
         ]
-        writers = [pool.apply_async(_write, (root, ready)) for _ in range(2)]
-        ready.set()
+        writers = [pool.apply_async(_write, (root, started)) for _ in range(2)]
         written = {i for w in writers for i in w.get(timeout=100)}
         done.set()
-        rounds = [o.get(timeout=100) for o in operators]
-    assert all(r >= 1 for r in rounds)
+        # Each operator loops from before the first record until after the last.
+        for operator in operators:
+            operator.get(timeout=100)
     adopt(root, min_age_s=0)  # the unlogged records nobody adopted in time
 
     result = audit(root)

@@ -282,7 +282,7 @@ def test_every_printed_finding_carries_its_remedy(
     assert all(f["remedy"] == Code(f["code"]).remedy for f in findings)
     _, out, _ = run(["audit", str(tmp_path), "--json"], capsys)
     report = json.loads(out)
-    assert report["format_version"] == 3
+    assert report["format_version"] == 4
     assert [f["remedy"] for r in report["records"] for f in r["findings"]] == [
         f["remedy"] for f in findings
     ]

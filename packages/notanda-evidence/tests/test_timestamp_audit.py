@@ -42,7 +42,7 @@ def test_a_stamped_root_audits_clean_and_says_what_each_token_proves(
     assert "signatures: 2 verified by openssl under" in out
     assert _cli.main(["audit", str(stamped), "--tsa-ca", str(tsa.ca_pem), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["format_version"] == 3
+    assert report["format_version"] == 4
     assert report["checks"] == ["records", "log", "timestamp_imprints", "timestamp_signatures"]
     tokens = report["timestamps"]["tokens"]
     assert [(t["size"], t["nonce"], t["signature"]) for t in tokens] == [
@@ -108,6 +108,29 @@ def test_a_token_from_an_untrusted_ca_fails(stamped: Path, tsa: Authorities) -> 
         tsa.untrusted.stamp(checkpoint_digest(head.size, head.root))
     )
     assert _codes(stamped, tsa_ca=tsa.ca_pem) == (1, ["tsa.signature_invalid"])
+
+
+def test_every_time_stamp_finding_is_printed_with_its_remedy(
+    stamped: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = stamped / TIMESTAMPS_DIR
+    (folder / "3.tsr").write_bytes(b"not a token at all\n")
+    (folder / "notes.txt").write_text("a stray file")
+    assert _cli.main(["audit", str(stamped)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    for code in (TimestampCode.MALFORMED, TimestampCode.STRAY_ENTRY):
+        at = next(i for i, line in enumerate(lines) if f" {code.value} " in line)
+        assert lines[at + 1] == f"    remedy: {code.remedy}"
+    # A token that checks out needs nothing done: no remedy line under it.
+    at = next(i for i, line in enumerate(lines) if "info tsa.stamped 1.tsr" in line)
+    assert not lines[at + 1].lstrip().startswith("remedy:")
+    assert _cli.main(["audit", str(stamped), "--json"]) == 1
+    findings = json.loads(capsys.readouterr().out)["timestamps"]["findings"]
+    assert {f["code"]: f["remedy"] for f in findings} == {
+        "tsa.malformed": TimestampCode.MALFORMED.remedy,
+        "tsa.stray_entry": TimestampCode.STRAY_ENTRY.remedy,
+        "tsa.stamped": None,
+    }
 
 
 def test_a_token_swapped_between_two_sizes_fails(stamped: Path, tsa: Authorities) -> None:
@@ -262,6 +285,9 @@ def test_errors_md_lists_exactly_the_timestamp_codes_each_with_a_remedy() -> Non
     listed = {code for row in rows for code in re.findall(r"`(tsa\.[a-z_]+)`", row[0])}
     assert listed == {code.value for code in TimestampCode}
     assert all(len(row) == 4 and row[1] in {"error", "warning", "info"} and row[3] for row in rows)
+    # Each row's remedy is, word for word, the one audit prints under the finding.
+    remedies = {code: row[3] for row in rows for code in re.findall(r"`(tsa\.[a-z_]+)`", row[0])}
+    assert remedies == {code.value: code.remedy or "none" for code in TimestampCode}
     # What the table says about exit codes is what audit does.
     exits = {code: row[2] for row in rows for code in re.findall(r"`(tsa\.[a-z_]+)`", row[0])}
     assert exits["tsa.unchecked"] == "3"

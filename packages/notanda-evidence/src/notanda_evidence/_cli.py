@@ -58,8 +58,8 @@ EXIT_INCOMPLETE = verify_file.EXIT_INCOMPLETE
 EXIT_BROKEN_PIPE = verify_file.EXIT_BROKEN_PIPE
 ROOT_VARIABLE = "NOTANDA_EVIDENCE_DIR"
 #: The ``audit --json`` report's format version: 2 added ``timestamps`` and ``checks``,
-#: 3 ``remedy`` in every finding.
-AUDIT_FORMAT_VERSION = 3
+#: 3 ``remedy`` in the record, log and run findings, 4 in the time-stamp findings.
+AUDIT_FORMAT_VERSION = 4
 #: The ``find --json`` report's format version: 2 added ``injected`` and ``left_out``.
 FIND_FORMAT_VERSION = 2
 
@@ -283,6 +283,8 @@ def _audit_text(run: AuditRun, held: bool) -> int:
         where = f" {stamp.file}" if stamp.file else ""
         detail = f": {stamp.detail}" if stamp.detail else ""
         _say(f"{stamp.severity.value} {stamp.code.value}{where}{detail}")
+        for line in verify_file.remedy_lines(stamp, "    "):
+            print(line)
     for stray in run.root_findings:
         _say(f"warning {stray.code.value}: {stray.file}")
         for line in verify_file.remedy_lines(stray, "    "):

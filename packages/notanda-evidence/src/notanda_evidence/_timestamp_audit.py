@@ -108,6 +108,36 @@ class TimestampCode(FindingCode):
     SIGNATURE_INVALID = "tsa.signature_invalid"
     UNCHECKED = "tsa.unchecked"
 
+    @property
+    def remedy(self) -> str | None:
+        """What to do about it, in one line (``docs/errors.md``); None when nothing is to do."""
+        return TIMESTAMP_REMEDIES.get(self)
+
+    def has_remedies(self) -> bool:
+        """The tokens' findings state their remedies (null for the two that need none)."""
+        return True
+
+
+_RESTORE_TOKENS = "restore .notanda/timestamps/ from a backup"
+#: What to do about each time-stamp finding, printed under it by ``audit`` and
+#: given as ``remedy`` in ``--json``; ``docs/errors.md`` states the same text (a
+#: test compares them). ``tsa.stamped`` and ``tsa.verified`` need nothing done.
+TIMESTAMP_REMEDIES: dict[TimestampCode, str] = {
+    TimestampCode.IMPRINT_MISMATCH: "the history differs from the one stamped: ask the author,"
+    " and trust no entry the token was meant to cover",
+    TimestampCode.BEYOND_LOG: "entries were removed from the log after stamping, or the token"
+    " belongs to another collection: restore .notanda/ from a backup",
+    TimestampCode.SIGNATURE_INVALID: "check that --tsa-ca holds the CA chain of the TSA the"
+    " collection uses (docs/auditors-guide.md); if it does, the token was forged or altered",
+    TimestampCode.MALFORMED: f"the token file was damaged or replaced: {_RESTORE_TOKENS}",
+    TimestampCode.TOO_LARGE: f"no TSA answers that much: {_RESTORE_TOKENS}",
+    TimestampCode.NOT_GRANTED: f"no writer stores a refusal: {_RESTORE_TOKENS}",
+    TimestampCode.UNREADABLE: f"replace it with the plain token file, or {_RESTORE_TOKENS}",
+    TimestampCode.UNCHECKED: "install OpenSSL (the openssl program) and audit again, or run the"
+    " command the finding gives",
+    TimestampCode.STRAY_ENTRY: "move files that are not tokens out of .notanda/timestamps/",
+}
+
 
 class SignatureCheck(StrEnum):
     """What became of one token's signature check."""
