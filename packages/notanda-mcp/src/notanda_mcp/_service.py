@@ -935,7 +935,7 @@ def _body_too_deep(body: bytes | bytearray) -> bool:
     """
     from notanda_evidence.verify_file import json_depth_exceeds
 
-    return json_depth_exceeds(body if isinstance(body, bytes) else bytes(body), _body_depth())
+    return json_depth_exceeds(body, _body_depth())  # read in place: no copy of the page
 
 
 def _body_depth() -> int:
