@@ -320,6 +320,28 @@ async def test_a_server_that_owns_its_process_settles_the_heap_after_the_warm_up
         assert settled == (["settled"] if owns else [])
 
 
+async def test_the_warm_up_readies_the_log_worker_and_rehearses_offline(
+    evidence_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first search finds a log worker waiting; the rehearsal sends and writes nothing."""
+    from notanda_mcp import _guard
+
+    monkeypatch.setattr(_guard, "_IDLE", {})
+    monkeypatch.setattr("notanda_mcp._server._WARM_UP_AFTER_S", 0)
+    provider = FakeOpenAlex()
+    server = make_server(evidence_root, provider)
+    async with open_session(server, "legacy") as client:
+        await client.session.list_tools()
+        assert server._warming is not None
+        server._warming.join(30)
+        ready = list(_guard._IDLE["notanda-log"])
+        assert len(ready) == 1
+        assert provider.requests == []  # the rehearsal never reached the provider
+        assert record_ids(evidence_root) == []  # nor left a record
+        await search(client)
+        assert _guard._IDLE["notanda-log"] == ready  # the search used the worker made ready
+
+
 def test_settling_the_heap_freezes_what_is_alive() -> None:
     code = textwrap.dedent(
         """

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import re
 import sys
 import threading
@@ -36,7 +37,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from notanda_evidence.verify_file import MAX_JSON_DEPTH, NOTICE, format_timestamp
 
 from ._codes import AnswerStatus, BusyReason, RecordState, ToolError
-from ._guard import LogUnavailable, log_call, record_conditions, start_log_call
+from ._guard import LogUnavailable, log_call, prestart, record_conditions, start_log_call
 from ._logging import LOGGER
 from ._schemas import CHECK_REFERENCES, SEARCH_LITERATURE
 
@@ -226,6 +227,24 @@ def _return_freed_pages() -> None:
         pass
 
 
+#: The one work of :meth:`EvidenceService._rehearse`'s page, shaped as OpenAlex sends one.
+_REHEARSAL_WORK = {
+    "id": "https://openalex.org/W0",
+    "doi": "https://doi.org/10.5555/warm-up",
+    "title": "Warm-up",
+    "display_name": "Warm-up",
+    "publication_year": 2020,
+    "publication_date": "2020-01-01",
+    "type": "article",
+    "language": "en",
+    "is_retracted": False,
+    "cited_by_count": 0,
+    "authorships": [{"author": {"display_name": "A. Author", "orcid": None}}],
+    "primary_location": {"source": {"display_name": "Journal"}},
+    "open_access": {"is_oa": True, "oa_status": "gold", "oa_url": None},
+}
+
+
 def _timestamp() -> str:
     return format_timestamp(dt.datetime.now(dt.UTC))
 
@@ -305,9 +324,35 @@ class EvidenceService:
             software_record()
             from notanda_openalex import prepare_search
 
-            prepare_search("warm up", 1, None)
+            request = prepare_search("warm up", 1, None)
+            self._rehearse(request)
+            prestart("notanda-log")
         except Exception:  # noqa: S110 - the first search meets the same failure and answers it
             pass
+
+    def _rehearse(self, request: SearchRequest) -> None:
+        """Run the body-to-answer path once on a page held in memory: no network, no record.
+
+        A throwaway client with an ``httpx.MockTransport`` answers with one
+        made-up work, so that what the first search would do for the first
+        time (the exchange, the strict parse, the work models, the answer's
+        shape) has been done; the service's own client and store are not used.
+        """
+        import httpx
+        from notanda_openalex import OpenAlexClient
+
+        page = json.dumps({"meta": {"count": 1}, "results": [_REHEARSAL_WORK]}).encode()
+        client = OpenAlexClient(
+            api_key=None,
+            allow_keyless=True,
+            transport=httpx.MockTransport(
+                lambda _: httpx.Response(
+                    200, headers={"content-type": "application/json"}, content=page
+                )
+            ),
+        )
+        result = client.search(request, too_deep=_body_too_deep)
+        _from_result("0" * 32, result, request)
 
     def _evidence_log(self) -> EvidenceLog:
         with self._lock:
