@@ -550,18 +550,19 @@ class NotandaServer:
 
 
 def _settle_heap() -> None:
-    """Collect once, then keep what is alive now out of every later collection.
+    """Keep what is alive now out of every later pass of the cyclic garbage collector.
 
     After the warm-up the heap holds a few hundred thousand objects that live
     as long as the process (modules, classes, schemas). Left in the collector's
     oldest generation, each full collection walks all of them again: about
-    50 ms, which the first search paid (issue 23). Frozen, they are still freed
-    by reference counting; only cycles among them are never collected, and
-    nothing alive at this point is meant to go away. Only a server that owns
-    its process does this (``serve_stdio``); one in a test or a host program
-    leaves the host's collector alone.
+    50 ms, which the first search paid (issue 23). Frozen (``gc.freeze``),
+    they are still freed by reference counting; only cycles among them are
+    never collected, and nothing alive at this point is meant to go away. No
+    collection runs first: on a busy machine it took up to 120 ms of the
+    client's pause, and the little garbage the imports left stays with them.
+    Only a server that owns its process does this (``serve_stdio``); one in a
+    test or a host program leaves the host's collector alone.
     """
-    gc.collect()
     gc.freeze()
 
 
