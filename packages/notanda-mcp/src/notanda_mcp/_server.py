@@ -559,7 +559,8 @@ def _settle_heap() -> None:
     they are still freed by reference counting; only cycles among them are
     never collected, and nothing alive at this point is meant to go away. No
     collection runs first: on a busy machine it took up to 120 ms of the
-    client's pause, and the little garbage the imports left stays with them.
+    client's pause, and the little garbage the warm-up left (about 80 objects)
+    stays with them, once.
     Only a server that owns its process does this (``serve_stdio``); one in a
     test or a host program leaves the host's collector alone.
     """
