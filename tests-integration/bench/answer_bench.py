@@ -37,6 +37,8 @@ PAGES = (
 )
 #: Between the tools/list answer and the first call: a model takes longer to choose a tool.
 FIRST_CALL_AFTER_S = 1.0
+#: The first search at most this many times a later one (issue 23; issue 11 asked 1.5x).
+FIRST_SEARCH_BOUND = 1.3
 
 
 def _previous_form(content: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
@@ -186,8 +188,8 @@ def bench_first_search(bench: Bench) -> None:
         ms(f),
         f"later {ms(s)}",
         times(f / s),
-        "<= 1.5x a later one",
-        met=f / s <= 1.5,
+        f"<= {FIRST_SEARCH_BOUND:g}x a later one",
+        met=f / s <= FIRST_SEARCH_BOUND,
         goal="first-search",
     )
     bench.note(

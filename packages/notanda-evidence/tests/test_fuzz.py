@@ -203,6 +203,25 @@ def test_json_depth_exceeds_is_total_and_exact_on_json(data: bytes, limit: int) 
     assert exceeds is (_depth(value) > limit)
 
 
+@given(
+    data=st.binary(max_size=300) | st.text(alphabet='\\\\\\"[]{}a', max_size=300).map(str.encode),
+    step=st.integers(1, 9),
+    kind=st.sampled_from([bytes, bytearray]),
+)
+def test_the_skeleton_read_in_pieces_is_the_skeleton_of_the_whole(
+    data: bytes, step: int, kind: type
+) -> None:
+    """Escapes split across pieces (runs of backslashes at every offset) pair as in the whole."""
+    whole = verify_file._ESCAPE_RE.sub(b"", data).translate(
+        verify_file._SKELETON, verify_file._NOT_STRUCTURE
+    )
+    saved, verify_file._SKELETON_STEP = verify_file._SKELETON_STEP, step
+    try:
+        assert verify_file._skeleton(kind(data)) == whole
+    finally:
+        verify_file._SKELETON_STEP = saved
+
+
 @given(depth=st.integers(0, 200), limit=st.integers(0, 100), opener=st.sampled_from(["[", "{"]))
 def test_json_depth_exceeds_is_exact_on_valid_nesting(depth: int, limit: int, opener: str) -> None:
     text = _nesting(depth, opener if opener == "[" else '{"a":') if depth else "0"

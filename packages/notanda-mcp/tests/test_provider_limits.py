@@ -133,3 +133,21 @@ async def test_a_check_body_at_the_limit_is_kept_and_verifies(
     assert verify_file.json_depth_exceeds(path.read_bytes(), MAX_JSON_DEPTH - 1)
     assert verify_file.main([str(evidence_root / content["evidence_id"])]) == 0
     capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    ("pad_bytes", "trimmed"), [(1 << 20, 1), ((1 << 20) - 200, 0)], ids=["1-mib", "under"]
+)
+async def test_a_page_of_a_mebibyte_or_more_gives_its_freed_memory_back(
+    evidence_root: Path, monkeypatch: pytest.MonkeyPatch, pad_bytes: int, trimmed: int
+) -> None:
+    """After a large page the heaps' free pages go back to the system, once (issue 23)."""
+    calls: list[int] = []
+    monkeypatch.setattr("notanda_mcp._service._return_freed_pages", lambda: calls.append(1))
+    body = b'{"meta":{"count":0},"results":[],"pad":"' + b"x" * pad_bytes + b'"}'
+    server = make_server(evidence_root, _provider(body))
+    async with open_session(server, "legacy") as client:
+        result = await call(client, "search_literature", {"query": "large"})
+    assert result.is_error is False, result.structured_content
+    assert (len(body) >= 1 << 20) is bool(trimmed)
+    assert len(calls) == trimmed

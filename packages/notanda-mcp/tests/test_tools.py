@@ -7,6 +7,9 @@ the untrusted-content notice, real OpenAlex pages end to end, lone surrogates.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import textwrap
 import threading
 from importlib import metadata
 from pathlib import Path
@@ -229,6 +232,135 @@ async def test_tools_list_never_waits_for_the_warm_up(
         assert server._warming is warming  # started once
     release.set()
     warming.join()
+
+
+async def test_a_failing_warm_up_is_harmless_and_the_first_search_answers(
+    evidence_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = make_server(evidence_root)
+    monkeypatch.setattr("notanda_mcp._server._WARM_UP_AFTER_S", 0)
+    raised: list[object] = []
+    monkeypatch.setattr(threading, "excepthook", raised.append)
+    loads = server._validators.load
+    calls: list[int] = []
+
+    def load_fails_once() -> dict[str, Any]:
+        calls.append(1)
+        if len(calls) == 1:
+            raise ImportError("jsonschema is missing")
+        return loads()
+
+    monkeypatch.setattr(server._validators, "load", load_fails_once)
+    async with open_session(server, "legacy") as client:
+        await client.session.list_tools()
+        warming = server._warming
+        assert warming is not None
+        warming.join(30)
+        assert not warming.is_alive()
+        content = await search(client)  # the first search loads the validators itself
+    assert content["status"] == "ok"
+    assert raised == []  # nothing escaped the warm-up thread
+    assert len(calls) >= 2
+
+
+def test_the_warm_up_never_holds_up_the_process_exit(tmp_path: Path) -> None:
+    """A warm-up stuck for good (a hung disk) does not keep the process from ending."""
+    code = textwrap.dedent(
+        """
+        import sys, threading, time
+        import anyio
+        from mcp import Client
+        import notanda_mcp
+        import notanda_mcp._server
+
+        notanda_mcp._server._WARM_UP_AFTER_S = 0
+        server = notanda_mcp.build_server(sys.argv[1], config={"HARVESTER_OPENALEX_API_KEY": "k"})
+        server.service.warm_up = lambda: threading.Event().wait()  # never returns
+
+        async def session():
+            async with Client(server.lowlevel, mode="legacy") as client:
+                await client.session.list_tools()
+                time.sleep(0.2)
+                assert server._warming.is_alive()
+
+        anyio.run(session)
+        print("done", flush=True)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "done\n"
+
+
+async def test_a_server_that_owns_its_process_settles_the_heap_after_the_warm_up(
+    evidence_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once loaded, what lives as long as the process leaves the collector's later passes.
+
+    Only a server that owns its process (``serve_stdio`` sets it) does this: a
+    server inside a test or a host program leaves that program's collector as it is.
+    """
+    monkeypatch.setattr("notanda_mcp._server._WARM_UP_AFTER_S", 0)
+    settled: list[str] = []
+    monkeypatch.setattr("notanda_mcp._server._settle_heap", lambda: settled.append("settled"))
+    for owns in (False, True):
+        server = make_server(evidence_root)
+        server._owns_process = owns
+        async with open_session(server, "legacy") as client:
+            await client.session.list_tools()
+            assert server._warming is not None
+            server._warming.join(30)
+            await search(client)
+        assert settled == (["settled"] if owns else [])
+
+
+async def test_the_warm_up_readies_the_log_worker_and_rehearses_offline(
+    evidence_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first search finds a log worker waiting; the rehearsal sends and writes nothing."""
+    from notanda_mcp import _guard
+
+    monkeypatch.setattr(_guard, "_IDLE", {})
+    monkeypatch.setattr("notanda_mcp._server._WARM_UP_AFTER_S", 0)
+    provider = FakeOpenAlex()
+    server = make_server(evidence_root, provider)
+    async with open_session(server, "legacy") as client:
+        await client.session.list_tools()
+        assert server._warming is not None
+        server._warming.join(30)
+        ready = list(_guard._IDLE["notanda-log"])
+        assert len(ready) == 1
+        assert provider.requests == []  # the rehearsal never reached the provider
+        assert record_ids(evidence_root) == []  # nor left a record
+        await search(client)
+        assert _guard._IDLE["notanda-log"] == ready  # the search used the worker made ready
+
+
+def test_settling_the_heap_freezes_what_is_alive() -> None:
+    code = textwrap.dedent(
+        """
+        import gc, json
+        from notanda_mcp._server import _settle_heap
+
+        before = gc.get_freeze_count()
+        _settle_heap()
+        print(json.dumps([before, gc.get_freeze_count(), gc.get_count()[0]]))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    before, frozen, young = json.loads(done.stdout)
+    assert before == 0
+    assert frozen > 10_000  # the modules, classes and schemas loaded so far
+    assert young < 100
 
 
 async def test_server_instructions_carry_the_notice(evidence_root: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
@@ -30,7 +31,12 @@ from notanda_openalex import (
     ProviderResult,
     prepare_search,
 )
-from notanda_openalex._secrets import SECRET_NAMES, BodyLook, SecretScrubber
+from notanda_openalex._secrets import (
+    _USERINFO_REVERSED,
+    SECRET_NAMES,
+    BodyLook,
+    SecretScrubber,
+)
 
 
 def _body(value: Any) -> bytes:
@@ -592,3 +598,85 @@ def test_a_percent_encoded_secret_is_found_across_the_decoding_windows(offset: i
     assert SECRET_KEY.encode() not in body
     assert scrubber.look_at_body(body) is BodyLook.SECRETS
     assert scrubber.look_at_body(bytearray(body)) is BodyLook.SECRETS
+
+
+# ------------------------------------------------ the walk's shortcuts (issue 23)
+
+
+def _rules(scrubber: SecretScrubber, value: Any, *, words: bool, names_only: bool) -> Any:
+    """The rules of ``scrub_value`` and the name rules, applied to every node: no shortcut."""
+    if isinstance(value, str):
+        text = value
+        if not names_only:
+            text = scrubber.scrub_text(value)
+        elif "=" not in value and "@" not in value:
+            return value
+        if text[:8].lower().startswith(("http://", "https://")):
+            text = scrubber.scrub_url(text)
+        return text
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            new_key = key if names_only else scrubber.scrub_text(key)
+            if not words and key.lower() in SECRET_NAMES and item is not None:
+                out[new_key] = "REDACTED"
+            else:
+                nested = key == "abstract_inverted_index" and isinstance(item, dict)
+                out[new_key] = _rules(scrubber, item, words=nested, names_only=names_only)
+        return out
+    if isinstance(value, list):
+        return [_rules(scrubber, item, words=False, names_only=names_only) for item in value]
+    return value
+
+
+_INDEX = st.dictionaries(
+    _TEXTS,
+    st.lists(st.one_of(st.integers(), st.floats(allow_nan=False), st.none(), _TEXTS), max_size=3),
+    max_size=4,
+)
+_PAGES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), _TEXTS),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(
+            _TEXTS | st.sampled_from(["abstract_inverted_index", "key"]), inner, max_size=4
+        ),
+        st.fixed_dictionaries({"abstract_inverted_index": _INDEX | inner}),
+    ),
+    max_leaves=16,
+)
+
+
+@settings(derandomize=True, max_examples=400, deadline=None, database=None)
+@given(value=_PAGES, secret=st.sampled_from(["oa-x", "oa x", "é oa", "41"]))
+def test_the_walk_with_its_shortcuts_applies_every_rule_to_every_node(
+    value: Any, secret: str
+) -> None:
+    """Numbers, plain strings and an abstract's index of numbers are skipped, never missed."""
+    scrubber = SecretScrubber([secret])
+    for look_found, names_only in ((BodyLook.SECRETS, False), (BodyLook.NAMES, True)):
+        expected = _rules(scrubber, value, words=False, names_only=names_only)
+        got = scrubber.scrub_parsed(value, look_found)
+        assert got == expected
+        assert json.dumps(got, sort_keys=True) == json.dumps(expected, sort_keys=True)
+        if got == value:  # nothing changed: the value itself comes back, shared
+            assert got is value
+
+
+#: The userinfo rule as written forwards; the look searches it over the reversed bytes.
+_USERINFO_FORWARD = re.compile(rb'://(?:[^/?#@"\\]|\\.)*@')
+
+
+@settings(derandomize=True, max_examples=2000, deadline=None, database=None)
+@given(
+    data=st.lists(
+        st.sampled_from(
+            [b":", b"/", b"//", b"://", b"@", b"?", b"#", b'"', b"\\", b"\n", b"a", b"\\\\"]
+        ),
+        max_size=16,
+    ).map(b"".join)
+)
+def test_the_reversed_userinfo_pattern_finds_what_the_forward_one_finds(data: bytes) -> None:
+    assert (_USERINFO_REVERSED.search(data[::-1]) is None) is (
+        _USERINFO_FORWARD.search(data) is None
+    )

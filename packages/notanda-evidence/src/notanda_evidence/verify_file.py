@@ -592,25 +592,48 @@ _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
 _STRING_RE = re.compile(rb'"[^"]*"')
 # A backslash and the byte after it, left to right: exactly JSON's escapes.
 _ESCAPE_RE = re.compile(rb"\\.", re.DOTALL)
+#: The skeleton is made of pieces this long, so that no copy of a whole page is held.
+_SKELETON_STEP = 64 * 1024
 
 
-def json_depth_exceeds(data: bytes | str, limit: int = MAX_JSON_DEPTH) -> bool:
+def _skeleton(raw: bytes | bytearray) -> bytes:
+    """The quotes and brackets of *raw* once its escapes are dropped, every bracket as ``[]``.
+
+    Made piece by piece: escapes pair left to right, so a piece ends after the
+    byte a trailing backslash escapes, and the next piece starts where the
+    whole text's pairing would. The result is the same as dropping the escapes
+    from the whole text at once, without a second copy of it.
+    """
+    pieces = []
+    start, size = 0, len(raw)
+    while start < size:
+        end = min(start + _SKELETON_STEP, size)
+        piece = raw[start:end]
+        if b"\\" in piece:
+            if end < size and (len(piece) - len(piece.rstrip(b"\\"))) % 2:
+                end += 1  # the escaped byte belongs to this piece
+                piece = raw[start:end]
+            piece = _ESCAPE_RE.sub(b"", piece)
+        pieces.append(piece.translate(_SKELETON, _NOT_STRUCTURE))
+        start = end
+    return b"".join(pieces)
+
+
+def json_depth_exceeds(data: bytes | bytearray | str, limit: int = MAX_JSON_DEPTH) -> bool:
     """Return True when the JSON text *data* nests arrays and objects deeper than *limit*.
 
     Linear in the length of *data* (plus one pass per level over what is
     left of it, at most *limit* + 1) and never recursive, so it is safe on
-    any bytes. Escapes are dropped first (only when there is a backslash at
-    all), then everything but quotes and brackets, then strings; each pass
-    then removes the innermost pairs. Text that is not JSON is judged by its
-    unmatched opening brackets, so a parser given text that passes never
-    recurses more than twice *limit* deep.
+    any bytes. Escapes are dropped first, then everything but quotes and
+    brackets (:func:`_skeleton`, which never copies *data* whole), then
+    strings; each pass then removes the innermost pairs. Text that is not
+    JSON is judged by its unmatched opening brackets, so a parser given text
+    that passes never recurses more than twice *limit* deep.
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if len(raw) <= limit:
         return False
-    if b"\\" in raw:
-        raw = _ESCAPE_RE.sub(b"", raw)
-    skeleton = raw.translate(_SKELETON, _NOT_STRUCTURE)
+    skeleton = _skeleton(raw)
     if skeleton.count(b"[") <= limit:
         return False
     # A string without brackets is now ``""``. Dropping adjacent quote pairs

@@ -159,6 +159,21 @@ def _start(work: Callable[[], T], name: str) -> _Job:
     return job
 
 
+def prestart(name: str = "notanda-log") -> None:
+    """Have one idle worker for *name* ready before its first job (the server's warm-up).
+
+    Starting a thread waits for it to run; on a busy machine that cost the
+    first search milliseconds (issue 23). Nothing is started when one is idle.
+    """
+    with _IDLE_LOCK:
+        idle = _IDLE.setdefault(name, [])
+        if idle:
+            return
+    worker = _Worker(name, idle, _IDLE_LOCK)
+    with _IDLE_LOCK:
+        idle.append(worker)
+
+
 def _finish(job: _Job, timeout_s: float) -> Any:
     if not job.done.wait(timeout_s) or job.outcome is None:
         raise TimeoutError

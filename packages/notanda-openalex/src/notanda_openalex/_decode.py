@@ -173,16 +173,22 @@ def decode_json_text(body: bytes | bytearray) -> str:
     this is only possible inside JSON strings, where it means exactly the same
     thing, and keeps the text at one byte per character.
 
+    A ``bytearray`` body is emptied once it is decoded, before the pieces
+    of text are joined: the caller has no use for it after this, and a page
+    then never has its bytes, its pieces and its text in memory at once.
+
     Raises:
         UnicodeDecodeError: The body is not valid UTF-8.
     """
     if _WIDE_LEAD.search(body) is None:
         return body.decode("utf-8")
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
-    view = memoryview(body)
     pieces: list[str] = []
-    for start in range(0, len(view), _TEXT_STEP):
-        chunk = decoder.decode(view[start : start + _TEXT_STEP], final=False)
-        pieces.append(chunk.encode("latin-1", _ESCAPE_HANDLER).decode("latin-1"))
+    with memoryview(body) as view:
+        for start in range(0, len(view), _TEXT_STEP):
+            chunk = decoder.decode(view[start : start + _TEXT_STEP], final=False)
+            pieces.append(chunk.encode("latin-1", _ESCAPE_HANDLER).decode("latin-1"))
     pieces.append(decoder.decode(b"", final=True))
+    if isinstance(body, bytearray):
+        body.clear()
     return "".join(pieces)
