@@ -358,8 +358,9 @@ def test_settling_the_heap_freezes_what_is_alive() -> None:
     )
     assert done.returncode == 0, done.stderr
     before, frozen, young = json.loads(done.stdout)
-    assert before == 0
-    assert frozen > 10_000  # the modules, classes and schemas loaded so far
+    # Python 3.12 starts with a few hundred objects in the permanent generation.
+    assert before < 1_000
+    assert frozen - before > 10_000  # the modules, classes and schemas loaded so far
     assert young < 100
 
 
