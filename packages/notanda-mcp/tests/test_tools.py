@@ -342,6 +342,28 @@ async def test_the_warm_up_readies_the_log_worker_and_rehearses_offline(
         assert _guard._IDLE["notanda-log"] == ready  # the search used the worker made ready
 
 
+async def test_the_warm_up_reads_the_log_so_the_first_search_reads_only_what_is_new(
+    evidence_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A restarted server's first search does not read the collection's whole log."""
+    monkeypatch.setattr("notanda_mcp._server._WARM_UP_AFTER_S", 0)
+    first = make_server(evidence_root, FakeOpenAlex())
+    async with open_session(first, "legacy") as client:
+        for _ in range(3):
+            await search(client)
+    log_bytes = (evidence_root / ".notanda" / "log.jsonl").stat().st_size
+    server = make_server(evidence_root, FakeOpenAlex())
+    async with open_session(server, "legacy") as client:
+        await client.session.list_tools()
+        assert server._warming is not None
+        server._warming.join(30)
+        # Nothing but the warm-up has touched the log in this server: without it, 0.
+        log = server.service.evidence_log()
+        assert log._state.offset == log_bytes
+        await search(client)
+        assert log._state.offset > log_bytes
+
+
 def test_settling_the_heap_freezes_what_is_alive() -> None:
     code = textwrap.dedent(
         """

@@ -315,7 +315,7 @@ class EvidenceService:
             return self._client, self._store, self._log
 
     def warm_up(self) -> None:
-        """Load what a search needs ahead of the first one: its imports, parts and code digest.
+        """Load what a search needs ahead of the first one: its imports, parts, code digest and log.
 
         Run in a background thread once the client has the tool list (see
         ``NotandaServer``); a failure here is left for the search to meet and answer.
@@ -326,6 +326,10 @@ class EvidenceService:
             request = openalex.prepare_search("warm up", 1, None)
             self._rehearse(request)
             prestart("notanda-log")
+            # The first append of a process reads the whole log to know its
+            # tree (every later one reads only what others appended): a
+            # collection's history would otherwise fall inside the first search.
+            self._evidence_log().refresh()
         except Exception:  # noqa: S110 - the first search meets the same failure and answers it
             pass
 
