@@ -6,6 +6,8 @@ import datetime as dt
 import multiprocessing
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -239,6 +241,19 @@ def test_timestamps_are_formatted_from_aware_moments_only() -> None:
     # A naive moment used to be taken as the machine's local time.
     with pytest.raises(ValueError, match="naive"):
         verify_file.format_timestamp(dt.datetime(2026, 5, 22, 12, 0))
+
+
+def test_reading_a_timestamp_loads_no_strptime() -> None:
+    # Every log line's time is read; strptime's first call imports _strptime and
+    # builds the locale's patterns, which fell inside a server's first search.
+    code = (
+        "import sys\n"
+        "from notanda_evidence import verify_file\n"
+        "verify_file.parse_timestamp('2026-05-22T12:00:00.123Z')\n"
+        "print('_strptime' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
 
 
 @pytest.mark.parametrize(
