@@ -788,7 +788,12 @@ def test_cancelling_cuts_a_request_in_flight_on_the_real_transport() -> None:
     assert (entry.verdict, entry.error) == (Verdict.UNCHECKED, "deadline_exceeded")
     (attempt,) = result.attempts
     assert attempt.observation.attempt is not None
-    assert attempt.observation.attempt.error_type == "timeout"
+    # The cancellation expires the request's deadline. Where the client is then
+    # decides what it meets: in the read, the watchdog's shutdown ("timeout");
+    # still finishing the write, the expired deadline itself ("WriteTimeout",
+    # seen under two test workers). Either way the exchange ended by the deadline.
+    assert attempt.observation.attempt.error_type in {"timeout", "WriteTimeout"}
+    assert attempt.observation.attempt.http_status is None
 
 
 def test_an_arxiv_id_is_looked_up_as_its_doi(clock: FakeClock) -> None:
